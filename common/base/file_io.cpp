@@ -1,0 +1,68 @@
+#include "common/base/file_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+#include "common/base/error.h"
+
+namespace tessera {
+namespace {
+
+std::string describe_errno() { return std::strerror(errno); }
+
+}  // namespace
+
+std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) throw Error("cannot open '" + path.string() + "': " + describe_errno());
+  std::vector<uint8_t> bytes;
+  uint8_t buffer[1 << 16];
+  size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) bytes.insert(bytes.end(), buffer, buffer + got);
+  const bool failed = std::ferror(file);
+  std::fclose(file);
+  if (failed) throw Error("cannot read '" + path.string() + "': " + describe_errno());
+  return bytes;
+}
+
+std::string read_file_text(const std::filesystem::path& path) {
+  std::vector<uint8_t> bytes = read_file_bytes(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+void write_all(std::FILE* file, const void* data, size_t size) {
+  if (size && std::fwrite(data, 1, size, file) != size) throw Error("write failed: " + describe_errno());
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::FILE*)>& write) {
+  const std::filesystem::path temp = path.string() + ".tmp." + std::to_string(::getpid());
+  std::FILE* file = std::fopen(temp.c_str(), "wb");
+  if (!file) throw Error("cannot write '" + path.string() + "': " + describe_errno());
+  try {
+    write(file);
+    if (std::fflush(file) != 0 || ::fsync(::fileno(file)) != 0)
+      throw Error("cannot write '" + path.string() + "': " + describe_errno());
+  } catch (...) {
+    std::fclose(file);
+    std::filesystem::remove(temp);
+    throw;
+  }
+  if (std::fclose(file) != 0) {
+    std::filesystem::remove(temp);
+    throw Error("cannot write '" + path.string() + "': " + describe_errno());
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::filesystem::remove(temp);
+    throw Error("cannot write '" + path.string() + "': " + ec.message());
+  }
+}
+
+void write_file_atomically(const std::filesystem::path& path, const void* data, size_t size) {
+  write_file_atomically(path, [&](std::FILE* file) { write_all(file, data, size); });
+}
+
+}  // namespace tessera

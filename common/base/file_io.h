@@ -1,0 +1,24 @@
+#pragma once
+// Whole-file reads and crash-safe writes: output goes to a temporary file in the same folder and
+// is renamed into place only once complete, so a failed run never leaves a half-written file.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path);
+std::string read_file_text(const std::filesystem::path& path);
+
+// Calls `write` with an open stream on a temporary file, then renames it to `path`.
+// On any exception the temporary file is removed and the exception propagates.
+void write_file_atomically(const std::filesystem::path& path,
+                           const std::function<void(std::FILE*)>& write);
+void write_file_atomically(const std::filesystem::path& path, const void* data, size_t size);
+
+// fwrite that throws on a short write (disk full, closed pipe).
+void write_all(std::FILE* file, const void* data, size_t size);
+
+}  // namespace tessera

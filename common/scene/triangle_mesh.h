@@ -1,0 +1,39 @@
+#pragma once
+// A scene's geometry on the host before packing: an indexed face set with float attributes,
+// plus its materials and textures. Loaders (OBJ, PLY) produce it; tessera-pack quantizes it.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tpk.pb.h"
+
+namespace tessera {
+
+struct TextureImage {
+  std::string name;
+  uint32_t width = 0;
+  uint32_t height = 0;
+  bool has_alpha_mask = false;
+  std::vector<uint8_t> rgba;  // sRGB-encoded RGBA8, rows top to bottom
+};
+
+struct TriangleMesh {
+  std::vector<float> positions;    // xyz per vertex
+  std::vector<float> normals;      // xyz per vertex, or empty
+  std::vector<float> texcoords;    // uv per vertex, or empty
+  std::vector<uint32_t> triangles; // 3 vertex indices per triangle
+  std::vector<uint32_t> triangle_materials;  // material index per triangle
+  std::vector<tpk::Material> materials;
+  std::vector<TextureImage> textures;
+
+  size_t vertex_count() const { return positions.size() / 3; }
+  size_t triangle_count() const { return triangles.size() / 3; }
+  bool has_normals() const { return !normals.empty(); }
+  bool has_texcoords() const { return !texcoords.empty(); }
+  std::array<float, 3> position(uint32_t vertex) const {
+    return {positions[3 * vertex], positions[3 * vertex + 1], positions[3 * vertex + 2]};
+  }
+};
+
+}  // namespace tessera

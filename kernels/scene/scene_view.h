@@ -1,0 +1,81 @@
+/* The packed scene as the kernels see it: one pointer per device buffer plus the quantization
+ * parameters. Every attribute is either stored as floats or quantized as in Seo et al. 2022 §3.1:
+ *   position  = 16-bit geometry-cell index + three 10-bit offsets inside the cell
+ *   normal    = 16-bit index into a table of unit normals
+ *   texcoord  = two 16-bit values with 1 integer bit and 15 fraction bits (range [0, 2))
+ * 12 bytes a vertex when all three are quantized; 3 x 32-bit vertex indices a triangle. */
+#ifndef TESSERA_KERNELS_SCENE_SCENE_VIEW_H
+#define TESSERA_KERNELS_SCENE_SCENE_VIEW_H
+#include "kernels/base/vec.h"
+
+#define TS_SCENE_POSITIONS_QUANTIZED 1u
+#define TS_SCENE_NORMALS_QUANTIZED 2u
+#define TS_SCENE_TEXCOORDS_QUANTIZED 4u
+#define TS_SCENE_HAS_NORMALS 8u
+#define TS_SCENE_HAS_TEXCOORDS 16u
+
+#define TS_POSITION_OFFSET_LEVELS 1023.0f /* offsets 0..1023 span a cell edge inclusive */
+#define TS_TEXCOORD_SCALE 32768.0f        /* 15 fraction bits */
+
+typedef struct SceneView {
+  uint flags;
+  uint triangle_count;
+  TS_GLOBAL const uint* triangles;        /* 3 vertex indices per triangle */
+  TS_GLOBAL const float* positions;       /* xyz per vertex (positions not quantized) */
+  TS_GLOBAL const uint* position_offsets; /* x | y << 10 | z << 20, per vertex */
+  TS_GLOBAL const ushort* position_cells; /* geometry-cell index per vertex */
+  TS_GLOBAL const ushort* cell_table;     /* i, j, k per geometry cell */
+  float anchor_x, anchor_y, anchor_z;     /* minimum corner of the cell grid */
+  float cell_size;
+  TS_GLOBAL const float* normals;         /* xyz per vertex (normals not quantized) */
+  TS_GLOBAL const ushort* normal_indices; /* index into normal_table, per vertex */
+  TS_GLOBAL const float* normal_table;    /* xyz per entry */
+  TS_GLOBAL const float* texcoords;       /* uv per vertex (texcoords not quantized) */
+  TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, 1.15 fixed point */
+  TS_GLOBAL const uint* kd_nodes;         /* two 32-bit words per node, see kernels/accel/kdtree_layout.h */
+  TS_GLOBAL const uint* kd_leaf_refs;     /* triangle indices of leaves holding two or more */
+  float bounds_min_x, bounds_min_y, bounds_min_z;
+  float bounds_max_x, bounds_max_y, bounds_max_z;
+} SceneView;
+
+/* Decodes a quantized position; the packer builds the kd-tree over exactly these values. */
+TS_FN float3 decode_quantized_position(uint offsets, uint cell, TS_GLOBAL const ushort* cell_table,
+                                       float anchor_x, float anchor_y, float anchor_z, float cell_size) {
+  const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
+  float fx = (float)cell_table[3u * cell + 0u] + (float)(offsets & 1023u) * inv_levels;
+  float fy = (float)cell_table[3u * cell + 1u] + (float)((offsets >> 10) & 1023u) * inv_levels;
+  float fz = (float)cell_table[3u * cell + 2u] + (float)((offsets >> 20) & 1023u) * inv_levels;
+  return make_float3(anchor_x + fx * cell_size, anchor_y + fy * cell_size, anchor_z + fz * cell_size);
+}
+
+TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
+  if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED)
+    return decode_quantized_position(scene->position_offsets[vertex], scene->position_cells[vertex],
+                                     scene->cell_table, scene->anchor_x, scene->anchor_y, scene->anchor_z,
+                                     scene->cell_size);
+  return v3_load(scene->positions + 3u * vertex);
+}
+
+TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0, float3* p1, float3* p2) {
+  TS_GLOBAL const uint* t = scene->triangles + 3u * tri;
+  *p0 = scene_vertex_position(scene, t[0]);
+  *p1 = scene_vertex_position(scene, t[1]);
+  *p2 = scene_vertex_position(scene, t[2]);
+}
+
+/* Unit shading normal of a vertex; only valid when TS_SCENE_HAS_NORMALS is set. */
+TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
+  if (scene->flags & TS_SCENE_NORMALS_QUANTIZED)
+    return v3_load(scene->normal_table + 3u * (uint)scene->normal_indices[vertex]);
+  return v3_load(scene->normals + 3u * vertex);
+}
+
+/* Texture coordinate of a vertex; only valid when TS_SCENE_HAS_TEXCOORDS is set. */
+TS_FN float2 scene_vertex_texcoord(const SceneView* scene, uint vertex) {
+  if (scene->flags & TS_SCENE_TEXCOORDS_QUANTIZED)
+    return make_float2((float)scene->texcoords_q[2u * vertex] * (1.0f / TS_TEXCOORD_SCALE),
+                       (float)scene->texcoords_q[2u * vertex + 1u] * (1.0f / TS_TEXCOORD_SCALE));
+  return make_float2(scene->texcoords[2u * vertex], scene->texcoords[2u * vertex + 1u]);
+}
+
+#endif

@@ -1,0 +1,46 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/base/error.h"
+#include "common/base/file_io.h"
+#include "common/base/hash.h"
+#include "common/base/zstd_codec.h"
+
+namespace tessera {
+namespace {
+
+TEST(ZstdCodec, RoundTripsAndRejectsWrongSize) {
+  std::vector<uint8_t> raw(10000);
+  for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<uint8_t>(i * 7 % 13);
+  const auto packed = zstd_compress(raw, 3);
+  EXPECT_LT(packed.size(), raw.size());
+  EXPECT_EQ(zstd_decompress(packed, raw.size()), raw);
+  EXPECT_THROW(zstd_decompress(packed, raw.size() + 1), Error);
+  std::vector<uint8_t> garbage(64, 0xAB);
+  EXPECT_THROW(zstd_decompress(garbage, 10), Error);
+}
+
+TEST(FileIo, AtomicWriteLeavesNothingOnFailure) {
+  const auto dir = std::filesystem::temp_directory_path() / "tessera_test_atomic";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto target = dir / "out.bin";
+  EXPECT_THROW(write_file_atomically(target, [](std::FILE*) { throw Error("boom"); }), Error);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  const char text[] = "hello";
+  write_file_atomically(target, text, 5);
+  EXPECT_EQ(read_file_text(target), "hello");
+  EXPECT_THROW(read_file_bytes(dir / "missing"), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Hash, StableAndSensitive) {
+  const char a[] = "tessera";
+  EXPECT_EQ(hash64(a, 7), hash64(a, 7));
+  EXPECT_NE(hash64(a, 7), hash64(a, 6));
+  EXPECT_EQ(hash64_hex(0x1234).size(), 16u);
+}
+
+}  // namespace
+}  // namespace tessera
