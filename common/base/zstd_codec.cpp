@@ -28,4 +28,12 @@ std::vector<uint8_t> zstd_decompress(std::span<const uint8_t> compressed, size_t
   return out;
 }
 
+std::vector<uint8_t> zstd_decompress_file(std::span<const uint8_t> compressed, size_t max_size) {
+  const unsigned long long declared = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+  if (declared == ZSTD_CONTENTSIZE_ERROR) throw Error("not a zstd file");
+  if (declared == ZSTD_CONTENTSIZE_UNKNOWN) throw Error("zstd file does not declare its size");
+  if (declared > max_size) throw Error("zstd file decompresses to " + std::to_string(declared) + " bytes, more than allowed");
+  return zstd_decompress(compressed, declared);
+}
+
 }  // namespace tessera

@@ -1,0 +1,18 @@
+#pragma once
+// Loads a triangle mesh with its materials and textures: Wavefront OBJ (+ MTL, also
+// zstd-compressed as .obj.zst) and PLY (ASCII or binary little endian). Malformed input is a
+// tessera::Error naming the file and line; nothing is silently skipped.
+#include <filesystem>
+
+#include "common/scene/triangle_mesh.h"
+
+namespace tessera {
+
+struct MeshLoadOptions {
+  bool load_textures = true;
+  uint32_t max_texture_size = 1024;  // larger textures are halved until they fit
+};
+
+TriangleMesh load_mesh(const std::filesystem::path& path, const MeshLoadOptions& options = {});
+
+}  // namespace tessera

@@ -1,0 +1,195 @@
+#include "common/scene/packed_scene.h"
+
+#include <algorithm>
+
+#include "common/base/error.h"
+#include "common/scene/normal_table.h"
+#include "kernels/accel/kdtree_layout.h"
+
+namespace tessera {
+
+PackedScene PackedScene::load(const std::filesystem::path& path) {
+  return from_contents(read_tpk(path), path.string());
+}
+
+PackedScene PackedScene::from_contents(TpkContents contents, const std::string& name) {
+  PackedScene scene;
+  scene.manifest_ = std::move(contents.manifest);
+  scene.sections_ = std::move(contents.sections);
+  scene.content_hash_ = contents.content_hash;
+  const auto& q = scene.manifest_.quantization();
+  if (q.normals()) {
+    if (q.normal_table() != kNormalTableName || q.normal_table_size() != kNormalTableSize)
+      throw Error(name + ": unknown normal table '" + q.normal_table() + "'");
+    scene.normal_table_ = ::tessera::normal_table();
+  }
+  scene.validate(name);
+  return scene;
+}
+
+std::span<const uint8_t> PackedScene::section(tpk::SectionKind kind) const {
+  for (const auto& s : sections_)
+    if (s.kind == kind) return s.raw;
+  return {};
+}
+
+uint32_t PackedScene::material_of(uint32_t triangle) const {
+  const auto runs = section_as<uint32_t>(tpk::MATERIAL_RUNS);
+  // Runs are (first triangle, material) pairs sorted by first triangle.
+  size_t lo = 0, hi = runs.size() / 2;
+  while (hi - lo > 1) {
+    const size_t mid = (lo + hi) / 2;
+    (runs[2 * mid] <= triangle ? lo : hi) = mid;
+  }
+  return runs[2 * lo + 1];
+}
+
+void PackedScene::validate(const std::string& name) const {
+  auto fail = [&](const std::string& what) -> Error { return Error(name + ": invalid scene: " + what); };
+  const uint64_t nt = manifest_.triangles(), nv = manifest_.vertices();
+  const auto& q = manifest_.quantization();
+  if (nt == 0 || nv == 0) throw fail("no triangles");
+  if (nt > 0xFFFFFFF0ull || nv > 0xFFFFFFF0ull) throw fail("too many triangles or vertices");
+  for (const auto& s : sections_)
+    if (std::count_if(sections_.begin(), sections_.end(), [&](const auto& o) { return o.kind == s.kind; }) > 1)
+      throw fail("duplicate section " + tpk::SectionKind_Name(s.kind));
+  auto expect = [&](tpk::SectionKind kind, uint64_t bytes, bool required) {
+    const auto data = section(kind);
+    if (data.empty() && !required && bytes == 0) return;
+    if (data.empty() && !required) return;
+    if (data.size() != bytes)
+      throw fail(tpk::SectionKind_Name(kind) + " holds " + std::to_string(data.size()) + " bytes, expected " + std::to_string(bytes));
+  };
+  expect(tpk::TRIANGLES, 12 * nt, true);
+  if (q.positions()) {
+    if (q.geometry_cells() == 0 || q.geometry_cells() > 65536) throw fail("bad geometry-cell count");
+    if (!(q.cell_size() > 0.0f)) throw fail("bad cell size");
+    expect(tpk::POSITION_OFFSETS, 4 * nv, true);
+    expect(tpk::POSITION_CELLS, 2 * nv, true);
+    expect(tpk::CELL_TABLE, 6ull * q.geometry_cells(), true);
+    for (uint16_t c : section_as<uint16_t>(tpk::POSITION_CELLS))
+      if (c >= q.geometry_cells()) throw fail("vertex cell index out of range");
+  } else {
+    expect(tpk::POSITIONS, 12 * nv, true);
+  }
+  const bool has_normals = !section(tpk::NORMALS).empty() || !section(tpk::NORMAL_INDICES).empty();
+  if (has_normals) expect(q.normals() ? tpk::NORMAL_INDICES : tpk::NORMALS, (q.normals() ? 2 : 12) * nv, true);
+  const bool has_uv = !section(tpk::TEXCOORDS).empty() || !section(tpk::TEXCOORDS_QUANTIZED).empty();
+  if (has_uv) expect(q.texcoords() ? tpk::TEXCOORDS_QUANTIZED : tpk::TEXCOORDS, (q.texcoords() ? 4 : 8) * nv, true);
+
+  for (uint32_t v : section_as<uint32_t>(tpk::TRIANGLES))
+    if (v >= nv) throw fail("triangle vertex index out of range");
+  {
+    // Traversal clips rays to the manifest's box, so every vertex must lie inside it.
+    const SceneView view = host_view();
+    const auto& b = manifest_.bounds();
+    for (uint32_t v = 0; v < nv; ++v) {
+      const float3 p = scene_vertex_position(&view, v);
+      if (!(p.x >= b.min().x() && p.y >= b.min().y() && p.z >= b.min().z() && p.x <= b.max().x() && p.y <= b.max().y() &&
+            p.z <= b.max().z()))
+        throw fail("vertex outside the scene bounds");
+    }
+  }
+
+  // Materials and their runs.
+  const int materials = manifest_.materials_size();
+  if (materials == 0) throw fail("no materials");
+  const auto runs = section_as<uint32_t>(tpk::MATERIAL_RUNS);
+  if (runs.empty() || runs.size() % 2 || runs[0] != 0) throw fail("bad material runs");
+  for (size_t i = 0; i < runs.size(); i += 2) {
+    if (runs[i + 1] >= uint32_t(materials)) throw fail("material index out of range");
+    if (runs[i] >= nt || (i > 0 && runs[i] <= runs[i - 2])) throw fail("material runs out of order");
+  }
+  const uint64_t texels = section(tpk::TEXELS).size() / 4;
+  for (const auto& m : manifest_.materials())
+    if (m.texture() < -1 || m.texture() >= manifest_.textures_size()) throw fail("material texture index out of range");
+  for (const auto& t : manifest_.textures())
+    if (t.width() == 0 || t.height() == 0 || t.width() > 16384 || t.height() > 16384 ||
+        t.texel_offset() + uint64_t(t.width()) * t.height() > texels)
+      throw fail("texture '" + t.name() + "' lies outside the texel data");
+
+  // kd-tree: children always follow their parent (so traversal cannot loop), every index in range.
+  const auto nodes = section_as<uint32_t>(tpk::KD_NODES);
+  const auto refs = section_as<uint32_t>(tpk::KD_LEAF_REFS);
+  if (nodes.size() < 2 || nodes.size() % 2) throw fail("kd-tree has no nodes");
+  const uint64_t slots = nodes.size() / 2;
+  std::vector<uint8_t> reached(slots, 0);
+  std::vector<uint32_t> stack{0};
+  uint64_t visited = 0;
+  while (!stack.empty()) {
+    const uint32_t n = stack.back();
+    stack.pop_back();
+    if (n >= slots || reached[n]) throw fail("kd-tree node index out of range or shared");
+    reached[n] = 1;
+    if (++visited > slots) throw fail("kd-tree has a cycle");
+    const uint32_t w0 = nodes[2 * n], w1 = nodes[2 * n + 1];
+    if (kd_node_kind(w0) == TS_KD_LEAF) {
+      const uint64_t count = kd_leaf_count(w0);
+      if (count == 1 && w1 >= nt) throw fail("kd-tree leaf triangle out of range");
+      if (count > 1) {
+        if (uint64_t(w1) + count > refs.size()) throw fail("kd-tree leaf references out of range");
+        for (uint64_t i = 0; i < count; ++i)
+          if (refs[w1 + i] >= nt) throw fail("kd-tree leaf triangle out of range");
+      }
+      continue;
+    }
+    const uint32_t ref_count = kd_inner_ref_count(w0);
+    if (ref_count > 2) throw fail("kd-tree node holds too many references");
+    if (ref_count) {
+      if (n + 1 >= slots) throw fail("kd-tree reference slot out of range");
+      reached[n + 1] = 1;
+      const uint32_t r0 = nodes[2 * (n + 1)], r1 = nodes[2 * (n + 1) + 1];
+      if (r0 >= nt || (ref_count == 2 ? r1 >= nt : r1 != TS_KD_NO_TRIANGLE)) throw fail("kd-tree node reference out of range");
+    }
+    const uint32_t below = kd_inner_below_child(n, w0), above = kd_inner_above_child(w0);
+    if (above <= n || below <= n || above >= slots || below >= slots) throw fail("kd-tree child index out of order");
+    stack.push_back(above);
+    stack.push_back(below);
+  }
+}
+
+SceneView PackedScene::host_view() const {
+  SceneView v{};
+  const auto& q = manifest_.quantization();
+  v.triangle_count = triangle_count();
+  v.triangles = section_as<uint32_t>(tpk::TRIANGLES).data();
+  if (q.positions()) {
+    v.flags |= TS_SCENE_POSITIONS_QUANTIZED;
+    v.position_offsets = section_as<uint32_t>(tpk::POSITION_OFFSETS).data();
+    v.position_cells = section_as<uint16_t>(tpk::POSITION_CELLS).data();
+    v.cell_table = section_as<uint16_t>(tpk::CELL_TABLE).data();
+    v.anchor_x = q.anchor().x();
+    v.anchor_y = q.anchor().y();
+    v.anchor_z = q.anchor().z();
+    v.cell_size = q.cell_size();
+  } else {
+    v.positions = section_as<float>(tpk::POSITIONS).data();
+  }
+  if (!section(tpk::NORMAL_INDICES).empty()) {
+    v.flags |= TS_SCENE_HAS_NORMALS | TS_SCENE_NORMALS_QUANTIZED;
+    v.normal_indices = section_as<uint16_t>(tpk::NORMAL_INDICES).data();
+    v.normal_table = normal_table_.data();
+  } else if (!section(tpk::NORMALS).empty()) {
+    v.flags |= TS_SCENE_HAS_NORMALS;
+    v.normals = section_as<float>(tpk::NORMALS).data();
+  }
+  if (!section(tpk::TEXCOORDS_QUANTIZED).empty()) {
+    v.flags |= TS_SCENE_HAS_TEXCOORDS | TS_SCENE_TEXCOORDS_QUANTIZED;
+    v.texcoords_q = section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED).data();
+  } else if (!section(tpk::TEXCOORDS).empty()) {
+    v.flags |= TS_SCENE_HAS_TEXCOORDS;
+    v.texcoords = section_as<float>(tpk::TEXCOORDS).data();
+  }
+  v.kd_nodes = section_as<uint32_t>(tpk::KD_NODES).data();
+  v.kd_leaf_refs = section_as<uint32_t>(tpk::KD_LEAF_REFS).data();
+  const auto& b = manifest_.bounds();
+  v.bounds_min_x = b.min().x();
+  v.bounds_min_y = b.min().y();
+  v.bounds_min_z = b.min().z();
+  v.bounds_max_x = b.max().x();
+  v.bounds_max_y = b.max().y();
+  v.bounds_max_z = b.max().z();
+  return v;
+}
+
+}  // namespace tessera

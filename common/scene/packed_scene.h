@@ -1,0 +1,50 @@
+#pragma once
+// A loaded, fully validated packed scene: every index in every section is checked against the
+// counts it refers to, so kernels can trust the buffers (a corrupt file is an error at load
+// time, never an out-of-bounds read on a device).
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/scene/tpk_file.h"
+#include "kernels/scene/scene_view.h"
+#include "tpk.pb.h"
+
+namespace tessera {
+
+class PackedScene {
+ public:
+  static PackedScene load(const std::filesystem::path& path);
+  static PackedScene from_contents(TpkContents contents, const std::string& name);
+
+  const tpk::Manifest& manifest() const { return manifest_; }
+  uint64_t content_hash() const { return content_hash_; }
+  uint32_t triangle_count() const { return uint32_t(manifest_.triangles()); }
+  uint32_t vertex_count() const { return uint32_t(manifest_.vertices()); }
+
+  // Raw bytes of a section; empty when the scene has none of that kind.
+  std::span<const uint8_t> section(tpk::SectionKind kind) const;
+  template <typename T>
+  std::span<const T> section_as(tpk::SectionKind kind) const {
+    const auto bytes = section(kind);
+    return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
+  }
+  // The unit-normal table (empty unless normals are quantized).
+  const std::vector<float>& normal_table() const { return normal_table_; }
+
+  // A SceneView over host memory, for the CPU reference renderer and tests.
+  SceneView host_view() const;
+  uint32_t material_of(uint32_t triangle) const;
+
+ private:
+  void validate(const std::string& name) const;
+
+  tpk::Manifest manifest_;
+  std::vector<TpkSectionData> sections_;
+  std::vector<float> normal_table_;
+  uint64_t content_hash_ = 0;
+};
+
+}  // namespace tessera

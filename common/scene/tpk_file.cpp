@@ -1,0 +1,121 @@
+#include "common/scene/tpk_file.h"
+
+#include <cstring>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "common/base/error.h"
+#include "common/base/file_io.h"
+#include "common/base/hash.h"
+#include "common/base/zstd_codec.h"
+
+namespace tessera {
+namespace {
+
+void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+void put_u64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+uint32_t get_u32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t(p[i]) << (8 * i);
+  return v;
+}
+uint64_t get_u64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+constexpr uint64_t kMaxSectionBytes = 16ull << 30;
+
+}  // namespace
+
+void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const std::vector<TpkSectionData>& sections,
+               int zstd_level) {
+  manifest.set_format_version(kTpkFormatVersion);
+  manifest.clear_sections();
+  std::vector<std::vector<uint8_t>> stored;
+  uint64_t offset = 0;
+  for (const auto& s : sections) {
+    stored.push_back(zstd_compress(s.raw, zstd_level));
+    tpk::Section* entry = manifest.add_sections();
+    entry->set_kind(s.kind);
+    entry->set_offset(offset);
+    entry->set_raw_size(s.raw.size());
+    entry->set_stored_size(stored.back().size());
+    entry->set_raw_xxh64(hash64(s.raw.data(), s.raw.size()));
+    entry->set_stored_xxh64(hash64(stored.back().data(), stored.back().size()));
+    offset += stored.back().size();
+  }
+  std::string manifest_bytes;
+  {
+    google::protobuf::io::StringOutputStream raw_out(&manifest_bytes);
+    google::protobuf::io::CodedOutputStream out(&raw_out);
+    out.SetSerializationDeterministic(true);
+    manifest.SerializeToCodedStream(&out);
+  }
+  uint8_t header[kTpkHeaderSize];
+  std::memcpy(header, kTpkMagic, 8);
+  put_u32(header + 8, kTpkFormatVersion);
+  put_u32(header + 12, uint32_t(manifest_bytes.size()));
+  put_u64(header + 16, hash64(manifest_bytes.data(), manifest_bytes.size()));
+  write_file_atomically(path, [&](std::FILE* file) {
+    write_all(file, header, sizeof header);
+    write_all(file, manifest_bytes.data(), manifest_bytes.size());
+    for (const auto& s : stored) write_all(file, s.data(), s.size());
+  });
+}
+
+TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name) {
+  auto fail = [&](const std::string& what) -> Error { return Error(name + ": " + what); };
+  if (file.size() < kTpkHeaderSize || std::memcmp(file.data(), kTpkMagic, 8) != 0)
+    throw fail("not a Tessera packed scene (.tpk)");
+  const uint32_t version = get_u32(file.data() + 8);
+  if (version != kTpkFormatVersion)
+    throw fail("format version " + std::to_string(version) + " is not supported (this build reads version " +
+               std::to_string(kTpkFormatVersion) + "); pack the scene again");
+  const uint64_t manifest_size = get_u32(file.data() + 12);
+  if (manifest_size > kMaxManifestBytes || kTpkHeaderSize + manifest_size > file.size())
+    throw fail("truncated file (manifest incomplete)");
+  const uint8_t* manifest_bytes = file.data() + kTpkHeaderSize;
+  if (hash64(manifest_bytes, manifest_size) != get_u64(file.data() + 16)) throw fail("manifest checksum mismatch (corrupt file)");
+  TpkContents out;
+  if (!out.manifest.ParseFromArray(manifest_bytes, int(manifest_size))) throw fail("manifest cannot be parsed (corrupt file)");
+  if (out.manifest.format_version() != version) throw fail("manifest and header disagree on the format version");
+
+  const uint64_t data_start = kTpkHeaderSize + manifest_size;
+  const uint64_t data_size = file.size() - data_start;
+  uint64_t expected_offset = 0;
+  for (const auto& s : out.manifest.sections()) {
+    const std::string label = tpk::SectionKind_Name(s.kind()).empty() ? "section " + std::to_string(s.kind())
+                                                                        : tpk::SectionKind_Name(s.kind());
+    if (s.offset() != expected_offset || s.stored_size() > data_size || s.offset() > data_size - s.stored_size())
+      throw fail("truncated file (" + label + " lies beyond the end)");
+    if (s.raw_size() > kMaxSectionBytes) throw fail(label + " is implausibly large");
+    const uint8_t* stored = file.data() + data_start + s.offset();
+    if (hash64(stored, s.stored_size()) != s.stored_xxh64()) throw fail(label + " checksum mismatch (corrupt file)");
+    std::vector<uint8_t> raw;
+    try {
+      raw = zstd_decompress({stored, s.stored_size()}, s.raw_size());
+    } catch (const Error& e) {
+      throw fail(label + ": " + e.what());
+    }
+    if (hash64(raw.data(), raw.size()) != s.raw_xxh64()) throw fail(label + " decompressed checksum mismatch");
+    out.sections.push_back({s.kind(), std::move(raw)});
+    expected_offset += s.stored_size();
+  }
+  if (expected_offset != data_size) throw fail("unexpected bytes after the last section");
+  out.content_hash = hash64(file.data(), file.size());
+  return out;
+}
+
+TpkContents read_tpk(const std::filesystem::path& path) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  return parse_tpk(bytes, path.string());
+}
+
+}  // namespace tessera

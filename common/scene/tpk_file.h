@@ -1,0 +1,43 @@
+#pragma once
+// Reading and writing packed scenes (.tpk). The layout is described at the top of
+// proto/tpk.proto. Writing is deterministic: the same manifest and sections give the same bytes.
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+#include "tpk.pb.h"
+
+namespace tessera {
+
+inline constexpr uint32_t kTpkFormatVersion = 1;
+inline constexpr char kTpkMagic[8] = {'T', 'E', 'S', 'S', 'T', 'P', 'K', '\0'};
+inline constexpr size_t kTpkHeaderSize = 24;
+
+struct TpkSectionData {
+  tpk::SectionKind kind;
+  std::vector<uint8_t> raw;
+};
+
+template <typename T>
+TpkSectionData make_section(tpk::SectionKind kind, const std::vector<T>& values) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
+  return {kind, std::vector<uint8_t>(bytes, bytes + values.size() * sizeof(T))};
+}
+
+// Compresses the sections, fills manifest.sections and format_version, and writes the file
+// atomically. `manifest` is updated in place so callers can report section sizes.
+void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const std::vector<TpkSectionData>& sections,
+               int zstd_level);
+
+// The whole file in memory, validated: header, manifest checksum, every section's checksums and
+// sizes. Throws tessera::Error naming the file and the first problem found.
+struct TpkContents {
+  tpk::Manifest manifest;
+  std::vector<TpkSectionData> sections;  // in manifest order, decompressed
+  uint64_t content_hash = 0;             // XXH64 of the whole file: the scene's identity
+};
+TpkContents read_tpk(const std::filesystem::path& path);
+TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name);
+
+}  // namespace tessera

@@ -1,0 +1,234 @@
+#include "scene-packer/packer.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "common/base/error.h"
+#include "common/base/memory_usage.h"
+#include "common/base/progress.h"
+#include "common/scene/aabb.h"
+#include "common/scene/mesh_loader.h"
+#include "common/scene/normal_table.h"
+#include "common/scene/scene_settings.h"
+#include "common/scene/tpk_file.h"
+#include "scene-packer/replicate.h"
+
+namespace tessera::pack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+tpk::Vec3 vec3(float x, float y, float z) {
+  tpk::Vec3 v;
+  v.set_x(x);
+  v.set_y(y);
+  v.set_z(z);
+  return v;
+}
+
+// A view of the whole box from its +z side when the settings give no camera.
+tpk::Camera default_camera(const Aabb& box) {
+  constexpr float kFov = 60.0f;
+  const float cx = 0.5f * (box.min[0] + box.max[0]), cy = 0.5f * (box.min[1] + box.max[1]);
+  const float half = 0.5f * std::max(box.extent(0), box.extent(1));
+  const float distance = half / std::tan(kFov * 0.5f * 3.14159265f / 180.0f) * 1.1f;
+  tpk::Camera camera;
+  *camera.mutable_position() = vec3(cx, cy, box.max[2] + distance);
+  camera.set_qw(1.0f);
+  camera.set_vertical_fov_degrees(kFov);
+  return camera;
+}
+
+tpk::KdVariant to_proto(KdVariant v) {
+  switch (v) {
+    case KdVariant::Standard: return tpk::KD_STANDARD;
+    case KdVariant::Choi: return tpk::KD_CHOI;
+    case KdVariant::Seo: return tpk::KD_SEO;
+  }
+  return tpk::KD_SEO;
+}
+
+bool is_mesh_section(tpk::SectionKind kind) {
+  return kind != tpk::KD_NODES && kind != tpk::KD_LEAF_REFS && kind != tpk::TEXELS;
+}
+
+}  // namespace
+
+PackReport pack_scene(const PackOptions& options) {
+  const auto start = Clock::now();
+  PackReport report;
+
+  // ---- load ----
+  MeshLoadOptions load_options;
+  load_options.load_textures = options.load_textures;
+  load_options.max_texture_size = options.max_texture_size;
+  TriangleMesh mesh = load_mesh(options.input, load_options);
+  settings::SceneSettings scene_settings;
+  const auto settings_path = options.settings ? options.settings : settings_beside(options.input);
+  if (settings_path) {
+    scene_settings = read_scene_settings(*settings_path);
+    apply_scene_settings(scene_settings, mesh);
+  }
+  mesh = replicate_mesh(mesh, options.replicate);
+  report.input_triangles = mesh.triangle_count();
+  report.seconds_load = seconds_since(start);
+
+  // ---- quantize ----
+  auto t = Clock::now();
+  const QuantizedMesh q = quantize_mesh(mesh, options.quantize);
+  report.seconds_quantize = seconds_since(t);
+  report.texcoord_triangles_clamped = q.texcoord_triangles_clamped;
+  report.position_precision = q.position_precision;
+  report.max_position_error = q.max_position_error;
+
+  // ---- kd-tree ----
+  t = Clock::now();
+  KdBuildOptions kd_options = options.kdtree;
+  std::optional<ProgressBar> bar;
+  if (options.show_progress && !kd_options.progress) {
+    bar.emplace("kd-tree");
+    kd_options.progress = [&](double f) { bar->update(f, std::to_string(q.triangle_count()) + " triangles"); };
+  }
+  PackedKdTree tree = build_kdtree(q.decoded_positions, q.triangles, kd_options);
+  if (bar) bar->finish();
+  report.seconds_kdtree = seconds_since(t);
+  report.kdtree = tree.stats;
+
+  // ---- manifest ----
+  tpk::Manifest& m = report.manifest;
+  m.set_source(options.input.filename().string());
+  m.set_triangles(q.triangle_count());
+  m.set_vertices(q.vertex_count);
+  m.set_degenerate_triangles_dropped(q.degenerate_triangles_dropped);
+  Aabb box;
+  for (size_t v = 0; v < q.vertex_count; ++v)
+    box.extend({q.decoded_positions[3 * v], q.decoded_positions[3 * v + 1], q.decoded_positions[3 * v + 2]});
+  *m.mutable_bounds()->mutable_min() = vec3(box.min[0], box.min[1], box.min[2]);
+  *m.mutable_bounds()->mutable_max() = vec3(box.max[0], box.max[1], box.max[2]);
+  *m.mutable_quantization() = q.quantization;
+  for (const auto& material : mesh.materials) *m.add_materials() = material;
+  uint64_t texel_offset = 0;
+  std::vector<uint8_t> texels;
+  for (const auto& texture : mesh.textures) {
+    tpk::Texture* entry = m.add_textures();
+    entry->set_name(texture.name);
+    entry->set_width(texture.width);
+    entry->set_height(texture.height);
+    entry->set_texel_offset(texel_offset);
+    entry->set_has_alpha_mask(texture.has_alpha_mask);
+    texel_offset += uint64_t(texture.width) * texture.height;
+    texels.insert(texels.end(), texture.rgba.begin(), texture.rgba.end());
+  }
+  for (const auto& light : scene_settings.point_lights()) *m.add_point_lights() = light;
+  for (const auto& light : scene_settings.directional_lights()) *m.add_directional_lights() = light;
+  *m.mutable_camera() = scene_settings.has_camera() ? scene_settings.camera() : default_camera(box);
+  if (m.camera().vertical_fov_degrees() <= 0.0f) m.mutable_camera()->set_vertical_fov_degrees(60.0f);
+  m.set_vct_grid(scene_settings.vct_grid());
+  m.set_scene_scale(scene_settings.has_scene_scale() ? scene_settings.scene_scale() : 1.0f);
+  tpk::KdTreeInfo* kd = m.mutable_kdtree();
+  kd->set_variant(to_proto(options.kdtree.variant));
+  kd->set_tau_occupancy(options.kdtree.tau_occupancy);
+  kd->set_tau_frequency(options.kdtree.tau_frequency);
+  kd->set_max_path_references(options.kdtree.max_path_references);
+  kd->set_inner_nodes_without_refs(tree.stats.inner_nodes_without_refs);
+  kd->set_inner_nodes_with_refs(tree.stats.inner_nodes_with_refs);
+  kd->set_leaves(tree.stats.leaves);
+  kd->set_leaf_references(tree.stats.leaf_references);
+  kd->set_inner_references(tree.stats.inner_references);
+  kd->set_max_depth(tree.stats.max_depth);
+  kd->set_sah_cost(tree.stats.sah_cost);
+
+  // ---- sections (device buffers) ----
+  std::vector<TpkSectionData> sections;
+  sections.push_back(make_section(tpk::TRIANGLES, q.triangles));
+  if (options.quantize.positions) {
+    sections.push_back(make_section(tpk::POSITION_OFFSETS, q.position_offsets));
+    sections.push_back(make_section(tpk::POSITION_CELLS, q.position_cells));
+    sections.push_back(make_section(tpk::CELL_TABLE, q.cell_table));
+  } else {
+    sections.push_back(make_section(tpk::POSITIONS, q.positions));
+  }
+  if (!q.normal_indices.empty()) sections.push_back(make_section(tpk::NORMAL_INDICES, q.normal_indices));
+  if (!q.normals.empty()) sections.push_back(make_section(tpk::NORMALS, q.normals));
+  if (!q.texcoords_quantized.empty()) sections.push_back(make_section(tpk::TEXCOORDS_QUANTIZED, q.texcoords_quantized));
+  if (!q.texcoords.empty()) sections.push_back(make_section(tpk::TEXCOORDS, q.texcoords));
+  sections.push_back(make_section(tpk::MATERIAL_RUNS, q.material_runs));
+  sections.push_back(make_section(tpk::KD_NODES, tree.nodes));
+  sections.push_back(make_section(tpk::KD_LEAF_REFS, tree.leaf_refs));
+  if (!texels.empty()) sections.push_back({tpk::TEXELS, std::move(texels)});
+
+  t = Clock::now();
+  write_tpk(options.output, m, sections, options.zstd_level);
+  report.seconds_write = seconds_since(t);
+  report.file_bytes = std::filesystem::file_size(options.output);
+
+  for (const auto& s : m.sections()) {
+    if (s.kind() == tpk::TEXELS)
+      report.texture_device_bytes += s.raw_size();
+    else if (is_mesh_section(s.kind()))
+      report.mesh_device_bytes += s.raw_size();
+    else
+      report.kdtree_device_bytes += s.raw_size();
+  }
+  if (m.quantization().normals()) report.mesh_device_bytes += uint64_t(kNormalTableSize) * 12;
+  report.mesh_original_bytes = 32 * m.vertices() + 12 * m.triangles() + 8;
+  report.seconds_total = seconds_since(start);
+  report.peak_memory_bytes = peak_resident_bytes();
+  return report;
+}
+
+nlohmann::json report_to_json(const PackReport& r) {
+  using nlohmann::json;
+  const auto& m = r.manifest;
+  const auto& q = m.quantization();
+  json sections = json::array();
+  for (const auto& s : m.sections())
+    sections.push_back({{"name", tpk::SectionKind_Name(s.kind())}, {"raw_bytes", s.raw_size()}, {"compressed_bytes", s.stored_size()}});
+  const char* variant = m.kdtree().variant() == tpk::KD_STANDARD ? "standard" : m.kdtree().variant() == tpk::KD_CHOI ? "choi" : "seo";
+  return json{
+      {"source", m.source()},
+      {"triangles", m.triangles()},
+      {"vertices", m.vertices()},
+      {"input_triangles", r.input_triangles},
+      {"degenerate_triangles_dropped", m.degenerate_triangles_dropped()},
+      {"texcoord_triangles_clamped", r.texcoord_triangles_clamped},
+      {"quantization",
+       {{"positions", q.positions()},
+        {"normals", q.normals()},
+        {"texcoords", q.texcoords()},
+        {"geometry_cells", q.geometry_cells()},
+        {"cell_resolution", {q.grid_x(), q.grid_y(), q.grid_z()}},
+        {"cell_size", q.cell_size()},
+        {"position_precision", r.position_precision},
+        {"max_position_error", r.max_position_error}}},
+      {"sections", sections},
+      {"bytes",
+       {{"mesh", r.mesh_device_bytes},
+        {"mesh_original", r.mesh_original_bytes},
+        {"kdtree", r.kdtree_device_bytes},
+        {"textures", r.texture_device_bytes},
+        {"mesh_plus_kdtree", r.mesh_device_bytes + r.kdtree_device_bytes},
+        {"file", r.file_bytes}}},
+      {"bytes_per_triangle", double(r.mesh_device_bytes + r.kdtree_device_bytes) / double(m.triangles())},
+      {"kdtree",
+       {{"variant", variant},
+        {"inner_nodes_without_refs", r.kdtree.inner_nodes_without_refs},
+        {"inner_nodes_with_refs", r.kdtree.inner_nodes_with_refs},
+        {"leaves", r.kdtree.leaves},
+        {"empty_leaves", r.kdtree.empty_leaves},
+        {"leaf_references", r.kdtree.leaf_references},
+        {"inner_references", r.kdtree.inner_references},
+        {"max_depth", r.kdtree.max_depth},
+        {"sah_cost", r.kdtree.sah_cost}}},
+      {"build_seconds",
+       {{"load", r.seconds_load},
+        {"quantize", r.seconds_quantize},
+        {"kdtree", r.seconds_kdtree},
+        {"write", r.seconds_write},
+        {"total", r.seconds_total}}},
+      {"peak_memory_bytes", r.peak_memory_bytes},
+  };
+}
+
+}  // namespace tessera::pack

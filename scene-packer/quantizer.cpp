@@ -1,0 +1,275 @@
+#include "scene-packer/quantizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_map>
+
+#include "common/base/error.h"
+#include "common/scene/aabb.h"
+#include "common/scene/normal_table.h"
+#include "kernels/scene/scene_view.h"
+
+namespace tessera::pack {
+namespace {
+
+constexpr uint32_t kMaxGeometryCells = 65536;
+constexpr uint32_t kMaxGridResolution = 65535;  // cell coordinates are 16-bit
+
+struct CellGrid {
+  double anchor[3];
+  double cell_size;
+  uint32_t resolution[3];
+};
+
+// Bounding box enlarged slightly so no vertex sits on its far faces.
+Aabb enlarged_bounds(const std::vector<float>& positions) {
+  Aabb box;
+  for (size_t v = 0; v < positions.size() / 3; ++v)
+    box.extend({positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]});
+  const float margin = std::max(box.extent(box.longest_axis()) * 1e-4f, 1e-6f);
+  for (int a = 0; a < 3; ++a) {
+    box.min[a] -= margin;
+    box.max[a] += margin;
+  }
+  return box;
+}
+
+CellGrid make_grid(const Aabb& box, uint32_t subdivisions) {
+  CellGrid grid{};
+  grid.cell_size = double(box.extent(box.longest_axis())) / subdivisions;
+  for (int a = 0; a < 3; ++a) {
+    grid.anchor[a] = box.min[a];
+    grid.resolution[a] = std::max<uint32_t>(1, static_cast<uint32_t>(std::ceil(box.extent(a) / grid.cell_size)));
+  }
+  return grid;
+}
+
+uint32_t cell_coordinate(const CellGrid& grid, int axis, float p) {
+  const double c = std::floor((double(p) - grid.anchor[axis]) / grid.cell_size);
+  return static_cast<uint32_t>(std::clamp(c, 0.0, double(grid.resolution[axis] - 1)));
+}
+
+uint64_t cell_key(const CellGrid& grid, const float* p) {
+  return (uint64_t(cell_coordinate(grid, 0, p[0])) << 32) | (uint64_t(cell_coordinate(grid, 1, p[1])) << 16) |
+         cell_coordinate(grid, 2, p[2]);
+}
+
+// Sorted distinct cells that hold a vertex. Only those cells need an index: every vertex is
+// coded relative to the cell it lies in, which lets the grid be finer than one built from all
+// cells the triangles cross.
+std::vector<uint64_t> occupied_cells(const CellGrid& grid, const std::vector<float>& positions) {
+  std::vector<uint64_t> keys(positions.size() / 3);
+  for (size_t v = 0; v < keys.size(); ++v) keys[v] = cell_key(grid, &positions[3 * v]);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+// The finest subdivision of the longest box side (found by bisection, as in the paper) whose
+// occupied cells fit a 16-bit index.
+CellGrid choose_grid(const Aabb& box, const std::vector<float>& positions) {
+  uint32_t lo = 1, hi = kMaxGridResolution;
+  auto fits = [&](uint32_t n) {
+    const CellGrid g = make_grid(box, n);
+    for (uint32_t r : g.resolution)
+      if (r > kMaxGridResolution) return false;
+    return occupied_cells(g, positions).size() <= kMaxGeometryCells;
+  };
+  if (fits(hi)) return make_grid(box, hi);
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return make_grid(box, lo);
+}
+
+// Splits vertices so every triangle's texture coordinates can be shifted by whole numbers into
+// [0, 2): the 1.15 format holds one integer bit, and textures repeat, so the shift is invisible.
+void shift_texcoords_per_triangle(TriangleMesh& mesh, uint64_t& clamped) {
+  std::unordered_map<uint64_t, uint32_t> split;  // (vertex, shift id) -> new vertex
+  const size_t original_vertices = mesh.vertex_count();
+  for (size_t t = 0; t < mesh.triangle_count(); ++t) {
+    float su = INFINITY, sv = INFINITY, eu = -INFINITY, ev = -INFINITY;
+    for (int c = 0; c < 3; ++c) {
+      const uint32_t v = mesh.triangles[3 * t + c];
+      su = std::min(su, mesh.texcoords[2 * v]);
+      sv = std::min(sv, mesh.texcoords[2 * v + 1]);
+      eu = std::max(eu, mesh.texcoords[2 * v]);
+      ev = std::max(ev, mesh.texcoords[2 * v + 1]);
+    }
+    const float shift_u = std::floor(su), shift_v = std::floor(sv);
+    if (eu - shift_u >= 2.0f || ev - shift_v >= 2.0f) ++clamped;
+    if (shift_u == 0.0f && shift_v == 0.0f) continue;
+    for (int c = 0; c < 3; ++c) {
+      uint32_t& v = mesh.triangles[3 * t + c];
+      const int64_t su_i = static_cast<int64_t>(shift_u), sv_i = static_cast<int64_t>(shift_v);
+      const uint64_t key = (uint64_t(v) << 32) ^ (uint64_t(su_i & 0xFFFF) << 16) ^ uint64_t(sv_i & 0xFFFF);
+      auto [it, inserted] = split.try_emplace(key, 0);
+      if (inserted) {
+        it->second = static_cast<uint32_t>(mesh.vertex_count());
+        const uint32_t src = v;
+        for (int a = 0; a < 3; ++a) mesh.positions.push_back(mesh.positions[3 * src + a]);
+        if (mesh.has_normals())
+          for (int a = 0; a < 3; ++a) mesh.normals.push_back(mesh.normals[3 * src + a]);
+        mesh.texcoords.push_back(mesh.texcoords[2 * src] - shift_u);
+        mesh.texcoords.push_back(mesh.texcoords[2 * src + 1] - shift_v);
+      }
+      v = it->second;
+    }
+  }
+  (void)original_vertices;
+}
+
+uint16_t quantize_texcoord(float x) {
+  return static_cast<uint16_t>(std::clamp<double>(std::lround(double(x) * TS_TEXCOORD_SCALE), 0.0, 65535.0));
+}
+
+}  // namespace
+
+QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& options) {
+  if (input.triangle_count() == 0) throw Error("the scene has no triangles");
+  TriangleMesh mesh = input;
+  QuantizedMesh out;
+  const bool quantize_tex = options.texcoords && mesh.has_texcoords();
+  if (quantize_tex) shift_texcoords_per_triangle(mesh, out.texcoord_triangles_clamped);
+
+  // ---- positions ----
+  const size_t nv = mesh.vertex_count();
+  std::vector<float> decoded(mesh.positions);
+  std::vector<uint32_t> offsets, cells_of_vertex;
+  std::vector<uint64_t> cells;
+  CellGrid grid{};
+  if (options.positions) {
+    const Aabb box = enlarged_bounds(mesh.positions);
+    grid = choose_grid(box, mesh.positions);
+    cells = occupied_cells(grid, mesh.positions);
+    offsets.resize(nv);
+    cells_of_vertex.resize(nv);
+    const float anchor[3] = {float(grid.anchor[0]), float(grid.anchor[1]), float(grid.anchor[2])};
+    const float cell_size = float(grid.cell_size);
+    // The decoder works on the float anchor and cell size, so the encoder does too.
+    std::vector<uint16_t> table(3 * cells.size());
+    for (size_t c = 0; c < cells.size(); ++c) {
+      table[3 * c] = uint16_t(cells[c] >> 32);
+      table[3 * c + 1] = uint16_t(cells[c] >> 16);
+      table[3 * c + 2] = uint16_t(cells[c]);
+    }
+    for (size_t v = 0; v < nv; ++v) {
+      const float* p = &mesh.positions[3 * v];
+      const uint64_t key = cell_key(grid, p);
+      const uint32_t cell = static_cast<uint32_t>(std::lower_bound(cells.begin(), cells.end(), key) - cells.begin());
+      uint32_t packed = 0;
+      for (int a = 0; a < 3; ++a) {
+        const double cell_min = double(anchor[a]) + double(table[3 * cell + a]) * cell_size;
+        const double f = (double(p[a]) - cell_min) / cell_size * TS_POSITION_OFFSET_LEVELS;
+        packed |= uint32_t(std::clamp<long>(std::lround(f), 0, 1023)) << (10 * a);
+      }
+      offsets[v] = packed;
+      cells_of_vertex[v] = cell;
+      const float3 q = decode_quantized_position(packed, cell, table.data(), anchor[0], anchor[1], anchor[2], cell_size);
+      decoded[3 * v] = q.x;
+      decoded[3 * v + 1] = q.y;
+      decoded[3 * v + 2] = q.z;
+      for (int a = 0; a < 3; ++a) out.max_position_error = std::max(out.max_position_error, std::fabs(double(decoded[3 * v + a]) - p[a]));
+    }
+    out.cell_table = std::move(table);
+    auto& q = out.quantization;
+    q.mutable_anchor()->set_x(anchor[0]);
+    q.mutable_anchor()->set_y(anchor[1]);
+    q.mutable_anchor()->set_z(anchor[2]);
+    q.set_cell_size(cell_size);
+    q.set_grid_x(grid.resolution[0]);
+    q.set_grid_y(grid.resolution[1]);
+    q.set_grid_z(grid.resolution[2]);
+    q.set_geometry_cells(static_cast<uint32_t>(cells.size()));
+    out.position_precision = (grid.cell_size / TS_POSITION_OFFSET_LEVELS) / box.extent(box.longest_axis());
+  }
+  out.quantization.set_positions(options.positions);
+  out.quantization.set_normals(options.normals && mesh.has_normals());
+  out.quantization.set_texcoords(quantize_tex);
+
+  // ---- drop triangles that are degenerate in the decoded geometry ----
+  std::vector<uint32_t> kept;
+  kept.reserve(mesh.triangle_count());
+  for (uint32_t t = 0; t < mesh.triangle_count(); ++t) {
+    const uint32_t* tri = &mesh.triangles[3 * t];
+    bool degenerate = tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2];
+    if (!degenerate) {
+      float3 p[3];
+      for (int c = 0; c < 3; ++c) p[c] = make_float3(decoded[3 * tri[c]], decoded[3 * tri[c] + 1], decoded[3 * tri[c] + 2]);
+      const float3 n = v3_cross(v3_sub(p[1], p[0]), v3_sub(p[2], p[0]));
+      degenerate = n.x == 0.0f && n.y == 0.0f && n.z == 0.0f;
+    }
+    if (degenerate)
+      ++out.degenerate_triangles_dropped;
+    else
+      kept.push_back(t);
+  }
+  if (kept.empty()) throw Error("every triangle of the scene is degenerate");
+  // Group by material (stable, so the input order survives inside a group).
+  std::stable_sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
+    return mesh.triangle_materials[a] < mesh.triangle_materials[b];
+  });
+
+  // ---- renumber vertices in first-use order, dropping unused ones ----
+  std::vector<uint32_t> new_index(nv, UINT32_MAX);
+  std::vector<uint32_t> order;
+  order.reserve(nv);
+  out.triangles.reserve(3 * kept.size());
+  for (uint32_t t : kept) {
+    for (int c = 0; c < 3; ++c) {
+      const uint32_t v = mesh.triangles[3 * t + c];
+      if (new_index[v] == UINT32_MAX) {
+        new_index[v] = static_cast<uint32_t>(order.size());
+        order.push_back(v);
+      }
+      out.triangles.push_back(new_index[v]);
+    }
+  }
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const uint32_t material = mesh.triangle_materials[kept[i]];
+    if (i == 0 || material != mesh.triangle_materials[kept[i - 1]]) {
+      out.material_runs.push_back(static_cast<uint32_t>(i));
+      out.material_runs.push_back(material);
+    }
+  }
+  out.vertex_count = order.size();
+
+  // ---- per-vertex attributes in the new order ----
+  const NormalEncoder* encoder = nullptr;
+  static const NormalEncoder shared_encoder;
+  if (options.normals && mesh.has_normals()) encoder = &shared_encoder;
+  out.decoded_positions.reserve(3 * order.size());
+  for (uint32_t v : order) {
+    for (int a = 0; a < 3; ++a) out.decoded_positions.push_back(decoded[3 * v + a]);
+    if (options.positions) {
+      out.position_offsets.push_back(offsets[v]);
+      out.position_cells.push_back(static_cast<uint16_t>(cells_of_vertex[v]));
+    } else {
+      for (int a = 0; a < 3; ++a) out.positions.push_back(mesh.positions[3 * v + a]);
+    }
+    if (mesh.has_normals()) {
+      if (encoder)
+        out.normal_indices.push_back(encoder->encode({mesh.normals[3 * v], mesh.normals[3 * v + 1], mesh.normals[3 * v + 2]}));
+      else
+        for (int a = 0; a < 3; ++a) out.normals.push_back(mesh.normals[3 * v + a]);
+    }
+    if (mesh.has_texcoords()) {
+      if (quantize_tex) {
+        out.texcoords_quantized.push_back(quantize_texcoord(mesh.texcoords[2 * v]));
+        out.texcoords_quantized.push_back(quantize_texcoord(mesh.texcoords[2 * v + 1]));
+      } else {
+        out.texcoords.push_back(mesh.texcoords[2 * v]);
+        out.texcoords.push_back(mesh.texcoords[2 * v + 1]);
+      }
+    }
+  }
+  if (encoder) {
+    out.quantization.set_normal_table(kNormalTableName);
+    out.quantization.set_normal_table_size(kNormalTableSize);
+  }
+  return out;
+}
+
+}  // namespace tessera::pack

@@ -1,0 +1,59 @@
+#pragma once
+// Small helpers shared by the test files: paths, temporary folders, running programs.
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace tessera::testing {
+
+inline std::filesystem::path shared_dir() { return TESSERA_SHARED_DIR; }
+inline std::filesystem::path source_dir() { return TESSERA_SOURCE_DIR; }
+inline std::filesystem::path binary_dir() { return TESSERA_BINARY_DIR; }
+inline std::filesystem::path scene_path(const std::string& relative) { return shared_dir() / "scenes" / relative; }
+
+// A fresh, empty folder removed again when the object goes away.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name) {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("tessera_" + name + "_" + std::to_string(rd()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command line, capturing its combined output.
+inline CommandResult run_command(const std::string& command_line) {
+  CommandResult result;
+  std::FILE* pipe = ::popen((command_line + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+}
+
+}  // namespace tessera::testing
