@@ -107,7 +107,11 @@ PackReport pack_scene(const PackOptions& options) {
   *m.mutable_bounds()->mutable_min() = vec3(box.min[0], box.min[1], box.min[2]);
   *m.mutable_bounds()->mutable_max() = vec3(box.max[0], box.max[1], box.max[2]);
   *m.mutable_quantization() = q.quantization;
-  for (const auto& material : mesh.materials) *m.add_materials() = material;
+  for (size_t i = 0; i < mesh.materials.size(); ++i) {
+    tpk::Material* material = m.add_materials();
+    *material = mesh.materials[i];
+    if (!q.material_texcoord_integer_bits.empty()) material->set_texcoord_integer_bits(q.material_texcoord_integer_bits[i]);
+  }
   uint64_t texel_offset = 0;
   std::vector<uint8_t> texels;
   for (const auto& texture : mesh.textures) {

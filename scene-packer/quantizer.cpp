@@ -15,6 +15,7 @@ namespace {
 
 constexpr uint32_t kMaxGeometryCells = 65536;
 constexpr uint32_t kMaxGridResolution = 65535;  // cell coordinates are 16-bit
+constexpr uint8_t kMaxTexcoordIntegerBits = 8;   // keeps at least 8 fraction bits
 
 struct CellGrid {
   double anchor[3];
@@ -84,45 +85,70 @@ CellGrid choose_grid(const Aabb& box, const std::vector<float>& positions) {
   return make_grid(box, lo);
 }
 
-// Splits vertices so every triangle's texture coordinates can be shifted by whole numbers into
-// [0, 2): the 1.15 format holds one integer bit, and textures repeat, so the shift is invisible.
-void shift_texcoords_per_triangle(TriangleMesh& mesh, uint64_t& clamped) {
-  std::unordered_map<uint64_t, uint32_t> split;  // (vertex, shift id) -> new vertex
-  const size_t original_vertices = mesh.vertex_count();
-  for (size_t t = 0; t < mesh.triangle_count(); ++t) {
-    float su = INFINITY, sv = INFINITY, eu = -INFINITY, ev = -INFINITY;
-    for (int c = 0; c < 3; ++c) {
-      const uint32_t v = mesh.triangles[3 * t + c];
-      su = std::min(su, mesh.texcoords[2 * v]);
-      sv = std::min(sv, mesh.texcoords[2 * v + 1]);
-      eu = std::max(eu, mesh.texcoords[2 * v]);
-      ev = std::max(ev, mesh.texcoords[2 * v + 1]);
+// Texture coordinates in 16 bits: each triangle's are shifted by whole numbers so they start in
+// [0, 1) (textures repeat, so the shift is invisible), then stored as fixed point with b integer
+// bits. Seo et al. use b = 1 everywhere; a material whose texture repeats many times across one
+// triangle (Sponza's floor spans 15 repeats) needs more, so b is chosen per material — the
+// smallest that holds all of its triangles — and vertices shared across shifts or materials are
+// split. Returns each vertex's b.
+std::vector<uint8_t> prepare_texcoords(TriangleMesh& mesh, std::vector<uint8_t>& material_bits, uint64_t& clamped) {
+  const size_t nt = mesh.triangle_count();
+  std::vector<float> shift(2 * nt);
+  material_bits.assign(mesh.materials.size(), 1);
+  for (size_t t = 0; t < nt; ++t) {
+    float lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+    for (int c = 0; c < 3; ++c)
+      for (int a = 0; a < 2; ++a) {
+        const float x = mesh.texcoords[2 * mesh.triangles[3 * t + c] + a];
+        lo[a] = std::min(lo[a], x);
+        hi[a] = std::max(hi[a], x);
+      }
+    uint8_t bits = 1;
+    for (int a = 0; a < 2; ++a) {
+      shift[2 * t + a] = std::floor(lo[a]);
+      while (bits < kMaxTexcoordIntegerBits && hi[a] - shift[2 * t + a] >= float(1u << bits)) ++bits;
+      if (hi[a] - shift[2 * t + a] >= float(1u << bits)) ++clamped;
     }
-    const float shift_u = std::floor(su), shift_v = std::floor(sv);
-    if (eu - shift_u >= 2.0f || ev - shift_v >= 2.0f) ++clamped;
-    if (shift_u == 0.0f && shift_v == 0.0f) continue;
+    uint8_t& m = material_bits[mesh.triangle_materials[t]];
+    m = std::max(m, bits);
+  }
+  const std::vector<float> original = mesh.texcoords;
+  std::vector<uint8_t> vertex_bits(mesh.vertex_count(), 0);
+  std::vector<uint64_t> owner(mesh.vertex_count(), UINT64_MAX);  // key that keeps the original slot
+  std::unordered_map<uint64_t, uint32_t> split;                   // (vertex, shift, bits) -> vertex
+  for (size_t t = 0; t < nt; ++t) {
+    const uint8_t bits = material_bits[mesh.triangle_materials[t]];
+    const int64_t su = int64_t(shift[2 * t]), sv = int64_t(shift[2 * t + 1]);
     for (int c = 0; c < 3; ++c) {
       uint32_t& v = mesh.triangles[3 * t + c];
-      const int64_t su_i = static_cast<int64_t>(shift_u), sv_i = static_cast<int64_t>(shift_v);
-      const uint64_t key = (uint64_t(v) << 32) ^ (uint64_t(su_i & 0xFFFF) << 16) ^ uint64_t(sv_i & 0xFFFF);
-      auto [it, inserted] = split.try_emplace(key, 0);
-      if (inserted) {
-        it->second = static_cast<uint32_t>(mesh.vertex_count());
-        const uint32_t src = v;
-        for (int a = 0; a < 3; ++a) mesh.positions.push_back(mesh.positions[3 * src + a]);
-        if (mesh.has_normals())
-          for (int a = 0; a < 3; ++a) mesh.normals.push_back(mesh.normals[3 * src + a]);
-        mesh.texcoords.push_back(mesh.texcoords[2 * src] - shift_u);
-        mesh.texcoords.push_back(mesh.texcoords[2 * src + 1] - shift_v);
+      const uint32_t src = v;
+      const uint64_t key = (uint64_t(src) << 32) ^ (uint64_t(su & 0x3FFF) << 18) ^ (uint64_t(sv & 0x3FFF) << 4) ^ bits;
+      if (owner[src] == UINT64_MAX) owner[src] = key;
+      uint32_t target = src;
+      if (owner[src] != key) {
+        auto [it, inserted] = split.try_emplace(key, uint32_t(mesh.vertex_count()));
+        target = it->second;
+        if (inserted) {
+          for (int a = 0; a < 3; ++a) mesh.positions.push_back(mesh.positions[3 * src + a]);
+          if (mesh.has_normals())
+            for (int a = 0; a < 3; ++a) mesh.normals.push_back(mesh.normals[3 * src + a]);
+          mesh.texcoords.push_back(0.0f);
+          mesh.texcoords.push_back(0.0f);
+          vertex_bits.push_back(0);
+        }
       }
-      v = it->second;
+      mesh.texcoords[2 * target] = original[2 * src] - float(su);
+      mesh.texcoords[2 * target + 1] = original[2 * src + 1] - float(sv);
+      vertex_bits[target] = bits;
+      v = target;
     }
   }
-  (void)original_vertices;
+  return vertex_bits;
 }
 
-uint16_t quantize_texcoord(float x) {
-  return static_cast<uint16_t>(std::clamp<double>(std::lround(double(x) * TS_TEXCOORD_SCALE), 0.0, 65535.0));
+uint16_t quantize_texcoord(float x, uint8_t integer_bits) {
+  const double scale = double(1u << (16 - integer_bits));
+  return static_cast<uint16_t>(std::clamp<double>(std::lround(double(x) * scale), 0.0, 65535.0));
 }
 
 }  // namespace
@@ -132,7 +158,9 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
   TriangleMesh mesh = input;
   QuantizedMesh out;
   const bool quantize_tex = options.texcoords && mesh.has_texcoords();
-  if (quantize_tex) shift_texcoords_per_triangle(mesh, out.texcoord_triangles_clamped);
+  std::vector<uint8_t> vertex_texcoord_bits;
+  if (quantize_tex)
+    vertex_texcoord_bits = prepare_texcoords(mesh, out.material_texcoord_integer_bits, out.texcoord_triangles_clamped);
 
   // ---- positions ----
   const size_t nv = mesh.vertex_count();
@@ -257,8 +285,8 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
     }
     if (mesh.has_texcoords()) {
       if (quantize_tex) {
-        out.texcoords_quantized.push_back(quantize_texcoord(mesh.texcoords[2 * v]));
-        out.texcoords_quantized.push_back(quantize_texcoord(mesh.texcoords[2 * v + 1]));
+        out.texcoords_quantized.push_back(quantize_texcoord(mesh.texcoords[2 * v], vertex_texcoord_bits[v]));
+        out.texcoords_quantized.push_back(quantize_texcoord(mesh.texcoords[2 * v + 1], vertex_texcoord_bits[v]));
       } else {
         out.texcoords.push_back(mesh.texcoords[2 * v]);
         out.texcoords.push_back(mesh.texcoords[2 * v + 1]);

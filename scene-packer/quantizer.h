@@ -36,7 +36,10 @@ struct QuantizedMesh {
 
   tpk::Quantization quantization;      // parameters for the manifest
   uint64_t degenerate_triangles_dropped = 0;
-  uint64_t texcoord_triangles_clamped = 0;  // uv span too wide for the 1.15 format
+  // Integer bits of each material's fixed-point texcoords (1 = the paper's 1.15 format); empty
+  // when texcoords are not quantized.
+  std::vector<uint8_t> material_texcoord_integer_bits;
+  uint64_t texcoord_triangles_clamped = 0;  // uv span too wide even for the widest format
   double position_precision = 0.0;          // quantization step / longest box side
   double max_position_error = 0.0;          // measured, in scene units
 };

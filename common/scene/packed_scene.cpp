@@ -101,8 +101,10 @@ void PackedScene::validate(const std::string& name) const {
     if (runs[i] >= nt || (i > 0 && runs[i] <= runs[i - 2])) throw fail("material runs out of order");
   }
   const uint64_t texels = section(tpk::TEXELS).size() / 4;
-  for (const auto& m : manifest_.materials())
+  for (const auto& m : manifest_.materials()) {
     if (m.texture() < -1 || m.texture() >= manifest_.textures_size()) throw fail("material texture index out of range");
+    if (m.texcoord_integer_bits() > 15) throw fail("material texcoord format out of range");
+  }
   for (const auto& t : manifest_.textures())
     if (t.width() == 0 || t.height() == 0 || t.width() > 16384 || t.height() > 16384 ||
         t.texel_offset() + uint64_t(t.width()) * t.height() > texels)

@@ -2,7 +2,8 @@
  * parameters. Every attribute is either stored as floats or quantized as in Seo et al. 2022 §3.1:
  *   position  = 16-bit geometry-cell index + three 10-bit offsets inside the cell
  *   normal    = 16-bit index into a table of unit normals
- *   texcoord  = two 16-bit values with 1 integer bit and 15 fraction bits (range [0, 2))
+ *   texcoord  = two 16-bit fixed-point values (1 integer bit and 15 fraction bits in the paper;
+ *               the integer bits are chosen per material, see MaterialGpu.texcoord_scale)
  * 12 bytes a vertex when all three are quantized; 3 x 32-bit vertex indices a triangle. */
 #ifndef TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #define TESSERA_KERNELS_SCENE_SCENE_VIEW_H
@@ -15,7 +16,6 @@
 #define TS_SCENE_HAS_TEXCOORDS 16u
 
 #define TS_POSITION_OFFSET_LEVELS 1023.0f /* offsets 0..1023 span a cell edge inclusive */
-#define TS_TEXCOORD_SCALE 32768.0f        /* 15 fraction bits */
 
 typedef struct SceneView {
   uint flags;
@@ -31,12 +31,37 @@ typedef struct SceneView {
   TS_GLOBAL const ushort* normal_indices; /* index into normal_table, per vertex */
   TS_GLOBAL const float* normal_table;    /* xyz per entry */
   TS_GLOBAL const float* texcoords;       /* uv per vertex (texcoords not quantized) */
-  TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, 1.15 fixed point */
+  TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point */
   TS_GLOBAL const uint* kd_nodes;         /* two 32-bit words per node, see kernels/accel/kdtree_layout.h */
   TS_GLOBAL const uint* kd_leaf_refs;     /* triangle indices of leaves holding two or more */
   float bounds_min_x, bounds_min_y, bounds_min_z;
   float bounds_max_x, bounds_max_y, bounds_max_z;
 } SceneView;
+
+/* The scalar part of a SceneView, passed to kernels by value (the pointers are kernel arguments). */
+typedef struct SceneConstants {
+  uint flags;
+  uint triangle_count;
+  float anchor_x, anchor_y, anchor_z;
+  float cell_size;
+  float bounds_min_x, bounds_min_y, bounds_min_z;
+  float bounds_max_x, bounds_max_y, bounds_max_z;
+} SceneConstants;
+
+TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
+  v->flags = c->flags;
+  v->triangle_count = c->triangle_count;
+  v->anchor_x = c->anchor_x;
+  v->anchor_y = c->anchor_y;
+  v->anchor_z = c->anchor_z;
+  v->cell_size = c->cell_size;
+  v->bounds_min_x = c->bounds_min_x;
+  v->bounds_min_y = c->bounds_min_y;
+  v->bounds_min_z = c->bounds_min_z;
+  v->bounds_max_x = c->bounds_max_x;
+  v->bounds_max_y = c->bounds_max_y;
+  v->bounds_max_z = c->bounds_max_z;
+}
 
 /* Decodes a quantized position; the packer builds the kd-tree over exactly these values. */
 TS_FN float3 decode_quantized_position(uint offsets, uint cell, TS_GLOBAL const ushort* cell_table,
@@ -70,11 +95,12 @@ TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
   return v3_load(scene->normals + 3u * vertex);
 }
 
-/* Texture coordinate of a vertex; only valid when TS_SCENE_HAS_TEXCOORDS is set. */
-TS_FN float2 scene_vertex_texcoord(const SceneView* scene, uint vertex) {
+/* Texture coordinate of a vertex; only valid when TS_SCENE_HAS_TEXCOORDS is set. quantized_scale
+ * is 2^-(fraction bits) of the triangle's material. */
+TS_FN float2 scene_vertex_texcoord(const SceneView* scene, uint vertex, float quantized_scale) {
   if (scene->flags & TS_SCENE_TEXCOORDS_QUANTIZED)
-    return make_float2((float)scene->texcoords_q[2u * vertex] * (1.0f / TS_TEXCOORD_SCALE),
-                       (float)scene->texcoords_q[2u * vertex + 1u] * (1.0f / TS_TEXCOORD_SCALE));
+    return make_float2((float)scene->texcoords_q[2u * vertex] * quantized_scale,
+                       (float)scene->texcoords_q[2u * vertex + 1u] * quantized_scale);
   return make_float2(scene->texcoords[2u * vertex], scene->texcoords[2u * vertex + 1u]);
 }
 

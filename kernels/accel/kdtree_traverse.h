@@ -1,0 +1,175 @@
+/* Front-to-back traversal of the compact kd-tree (kernels/accel/kdtree_layout.h) with a fixed
+ * private stack. Triangles referenced by an inner node are tested when the node is visited
+ * (Choi et al. 2013); a hit found there may lie beyond the node's cell, which is fine because the
+ * closest hit so far clips every later cell interval. The builder limits the depth to 60, so a
+ * stack of 64 far children never overflows.
+ *
+ *   kd_intersect_closest(scene, origin, dir, tmin, tmax, &hit)  closest hit in (tmin, tmax)
+ *   kd_intersect_any(scene, origin, dir, tmin, tmax)            any hit in (tmin, tmax), for shadows
+ *
+ * dir need not be normalized; t is in units of dir. Components of dir may be 0 (or -0). */
+#ifndef TESSERA_KERNELS_ACCEL_KDTREE_TRAVERSE_H
+#define TESSERA_KERNELS_ACCEL_KDTREE_TRAVERSE_H
+#include "kernels/accel/kdtree_layout.h"
+#include "kernels/geom/triangle.h"
+#include "kernels/scene/scene_view.h"
+
+#define TS_KD_STACK_SIZE 64
+
+typedef struct Hit {
+  uint tri; /* TS_KD_NO_TRIANGLE when nothing was hit */
+  float t;
+  float u, v; /* barycentrics of vertices 1 and 2, see kernels/geom/triangle.h */
+} Hit;
+
+/* Clips [*t0, *t1] to one slab of a box; a ray parallel to the slab keeps its interval when its
+ * origin lies inside the slab, boundary included (avoids 0 * inf = NaN). */
+TS_FN int kd_clip_slab(float o, float d, float lo, float hi, float* t0, float* t1) {
+  if (d == 0.0f) return o >= lo && o <= hi;
+  float inv = 1.0f / d;
+  float ta = (lo - o) * inv, tb = (hi - o) * inv;
+  *t0 = ts_fmax(*t0, ts_fmin(ta, tb));
+  /* widened by 2 gamma(3) (PBRT) so rounding never drops a hit on the boundary of the scene box */
+  *t1 = ts_fmin(*t1, ts_fmax(ta, tb) * 1.0000004f);
+  return 1;
+}
+
+/* The ray's segment inside the scene bounds, intersected with [*t0, *t1]; 0 when empty. */
+TS_FN int kd_clip_to_scene(const SceneView* scene, float3 org, float3 dir, float* t0, float* t1) {
+  if (!kd_clip_slab(org.x, dir.x, scene->bounds_min_x, scene->bounds_max_x, t0, t1)) return 0;
+  if (!kd_clip_slab(org.y, dir.y, scene->bounds_min_y, scene->bounds_max_y, t0, t1)) return 0;
+  if (!kd_clip_slab(org.z, dir.z, scene->bounds_min_z, scene->bounds_max_z, t0, t1)) return 0;
+  return *t0 <= *t1;
+}
+
+/* Tests one triangle against the ray, shrinking *best on a hit. */
+TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint tri, float tmin, float* best,
+                           Hit* hit) {
+  float3 p0, p1, p2;
+  float t, u, v;
+  scene_triangle_vertices(scene, tri, &p0, &p1, &p2);
+  if (!triangle_intersect(ray, p0, p1, p2, tmin, *best, &t, &u, &v)) return 0;
+  *best = t;
+  hit->tri = tri;
+  hit->t = t;
+  hit->u = u;
+  hit->v = v;
+  return 1;
+}
+
+/* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). */
+TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, int any_hit,
+                      Hit* hit) {
+  uint stack_node[TS_KD_STACK_SIZE];
+  float stack_t0[TS_KD_STACK_SIZE];
+  float stack_t1[TS_KD_STACK_SIZE];
+  uint sp = 0u;
+  TS_GLOBAL const uint* nodes = scene->kd_nodes;
+  TS_GLOBAL const uint* leaf_refs = scene->kd_leaf_refs;
+  TriangleRay ray;
+  float3 inv_dir;
+  float best = tmax; /* triangle hits count only in (tmin, best) */
+  float t0 = tmin, t1 = tmax;
+  uint node = 0u;
+  int found = 0;
+  hit->tri = TS_KD_NO_TRIANGLE;
+  hit->t = tmax;
+  hit->u = 0.0f;
+  hit->v = 0.0f;
+  if (!(tmin <= tmax) || !kd_clip_to_scene(scene, org, dir, &t0, &t1)) return 0;
+  ray = triangle_ray_setup(org, dir);
+  inv_dir = make_float3(dir.x != 0.0f ? 1.0f / dir.x : 0.0f, dir.y != 0.0f ? 1.0f / dir.y : 0.0f,
+                        dir.z != 0.0f ? 1.0f / dir.z : 0.0f);
+
+  for (;;) {
+    uint word0 = nodes[2u * node];
+    uint word1 = nodes[2u * node + 1u];
+    uint kind = kd_node_kind(word0);
+    int descend = 0; /* 1: node, t0, t1 already hold the next node to visit */
+    if (kind == TS_KD_LEAF) {
+      uint count = kd_leaf_count(word0);
+      if (count == 1u) {
+        found |= kd_test_triangle(scene, &ray, word1, tmin, &best, hit);
+      } else {
+        uint i;
+        for (i = 0u; i < count; ++i) {
+          found |= kd_test_triangle(scene, &ray, leaf_refs[word1 + i], tmin, &best, hit);
+          if (any_hit && found) return 1;
+        }
+      }
+      if (any_hit && found) return 1;
+    } else {
+      uint refs = kd_inner_ref_count(word0);
+      if (refs != 0u) {
+        found |= kd_test_triangle(scene, &ray, nodes[2u * node + 2u], tmin, &best, hit);
+        if (refs == 2u) found |= kd_test_triangle(scene, &ray, nodes[2u * node + 3u], tmin, &best, hit);
+        if (any_hit && found) return 1;
+        t1 = ts_fmin(t1, best);
+      }
+      if (t0 <= t1) {
+        float split = ts_as_float(word1);
+        float o = v3_get(org, kind), d = v3_get(dir, kind);
+        uint below = kd_inner_below_child(node, word0);
+        uint above = kd_inner_above_child(word0);
+        descend = 1;
+        if (d == 0.0f) {
+          /* parallel to the plane: one side, or both when the ray lies in the plane */
+          if (o < split) {
+            node = below;
+          } else if (o > split) {
+            node = above;
+          } else {
+            if (sp < TS_KD_STACK_SIZE) {
+              stack_node[sp] = above;
+              stack_t0[sp] = t0;
+              stack_t1[sp] = t1;
+              ++sp;
+            }
+            node = below;
+          }
+        } else {
+          float diff = split - o;
+          float ts = diff == 0.0f ? 0.0f : diff * v3_get(inv_dir, kind); /* 0 * inf guard for tiny d */
+          uint first = d > 0.0f ? below : above;              /* side the ray is on before ts */
+          uint second = d > 0.0f ? above : below;
+          if (ts > t1) {
+            node = first;
+          } else if (ts < t0) {
+            node = second;
+          } else {
+            if (sp < TS_KD_STACK_SIZE) {
+              stack_node[sp] = second;
+              stack_t0[sp] = ts;
+              stack_t1[sp] = t1;
+              ++sp;
+            }
+            node = first;
+            t1 = ts;
+          }
+        }
+      }
+    }
+    if (!descend) {
+      /* Far children come off the stack front to back: once one starts beyond the closest hit,
+       * so do all the others. */
+      if (sp == 0u) break;
+      --sp;
+      node = stack_node[sp];
+      t0 = stack_t0[sp];
+      t1 = ts_fmin(stack_t1[sp], best);
+      if (t0 > t1) break;
+    }
+  }
+  return found;
+}
+
+TS_FN int kd_intersect_closest(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, Hit* hit) {
+  return kd_traverse(scene, org, dir, tmin, tmax, 0, hit);
+}
+
+TS_FN int kd_intersect_any(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax) {
+  Hit hit;
+  return kd_traverse(scene, org, dir, tmin, tmax, 1, &hit);
+}
+
+#endif

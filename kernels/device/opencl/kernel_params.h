@@ -1,0 +1,60 @@
+/* The kernel-argument lists every OpenCL entry point starts with, and their unpacking into the
+ * SceneView / ShadingContext the shared code takes. The host sets these arguments in the same
+ * order (worker/render/device_scene.cpp). */
+#ifndef TESSERA_KERNELS_DEVICE_OPENCL_KERNEL_PARAMS_H
+#define TESSERA_KERNELS_DEVICE_OPENCL_KERNEL_PARAMS_H
+#include "kernels/shading/shading_context.h"
+
+typedef struct ShadingCounts {
+  uint material_run_count;
+  uint light_count;
+  uint emitter_count;
+  uint pad;
+} ShadingCounts;
+
+/* 13 arguments */
+#define TS_SCENE_PARAMS                                                                                           \
+  const SceneConstants scene_constants, __global const uint *triangles, __global const float *positions,         \
+      __global const uint *position_offsets, __global const ushort *position_cells,                              \
+      __global const ushort *cell_table, __global const float *normals, __global const ushort *normal_indices,   \
+      __global const float *normal_table, __global const float *texcoords, __global const ushort *texcoords_q,   \
+      __global const uint *kd_nodes, __global const uint *kd_leaf_refs
+
+/* 9 arguments */
+#define TS_SHADING_PARAMS                                                                                         \
+  const ShadingCounts shading_counts, __global const MaterialGpu *materials, __global const uint *material_runs,  \
+      __global const TextureGpu *textures, __global const uint *texels, __global const LightGpu *lights,          \
+      __global const EmitterGpu *emitters, __global const float *srgb_to_linear,                                  \
+      __global const float *linear_to_srgb_threshold
+
+#define TS_SCENE_VIEW(view)                          \
+  SceneView view;                                    \
+  scene_view_set_constants(&view, &scene_constants); \
+  view.triangles = triangles;                        \
+  view.positions = positions;                        \
+  view.position_offsets = position_offsets;          \
+  view.position_cells = position_cells;              \
+  view.cell_table = cell_table;                      \
+  view.normals = normals;                            \
+  view.normal_indices = normal_indices;              \
+  view.normal_table = normal_table;                  \
+  view.texcoords = texcoords;                        \
+  view.texcoords_q = texcoords_q;                    \
+  view.kd_nodes = kd_nodes;                          \
+  view.kd_leaf_refs = kd_leaf_refs
+
+#define TS_SHADING_CONTEXT(ctx)                                       \
+  ShadingContext ctx;                                                 \
+  ctx.materials = materials;                                          \
+  ctx.material_runs = material_runs;                                  \
+  ctx.material_run_count = shading_counts.material_run_count;         \
+  ctx.textures = textures;                                            \
+  ctx.texels = texels;                                                \
+  ctx.lights = lights;                                                \
+  ctx.light_count = shading_counts.light_count;                       \
+  ctx.emitters = emitters;                                            \
+  ctx.emitter_count = shading_counts.emitter_count;                   \
+  ctx.color.srgb_to_linear = srgb_to_linear;                          \
+  ctx.color.linear_to_srgb_threshold = linear_to_srgb_threshold
+
+#endif

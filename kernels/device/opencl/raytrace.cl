@@ -1,0 +1,43 @@
+/* OpenCL entry points of the `raytrace` mode and of the ray benchmarks. */
+#include "kernels/device/opencl/kernel_params.h"
+#include "kernels/integrators/bench_rays.h"
+#include "kernels/integrators/whitted.h"
+
+/* One work item per pixel of a tile; out holds the tile's pixels row by row (RGBA8). */
+__kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
+                            const uint tile_x0, const uint tile_y0, const uint tile_w, const uint tile_h,
+                            __global uint* out) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= tile_w || y >= tile_h) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  out[y * tile_w + x] = raytrace_pixel(&view, &ctx, &settings, &camera, tile_x0 + x, tile_y0 + y);
+}
+
+/* Ray benchmark, primary rays: closest hit for every pixel of the full image. */
+__kernel void bench_primary(TS_SCENE_PARAMS, const CameraParams camera, __global float4* hits) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= camera.width || y >= camera.height) return;
+  TS_SCENE_VIEW(view);
+  hits[y * camera.width + x] = bench_trace_primary(&view, &camera, x, y);
+}
+
+/* Ray benchmark, shadow rays from the primary hits toward a point. */
+__kernel void bench_shadow(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits, const float lx,
+                           const float ly, const float lz, __global uint* occluded) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= camera.width || y >= camera.height) return;
+  TS_SCENE_VIEW(view);
+  uint i = y * camera.width + x;
+  occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz));
+}
+
+/* Ray benchmark, one cosine-distributed diffuse bounce from the primary hits. */
+__kernel void bench_diffuse(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits, const uint seed,
+                            __global float4* bounce_hits) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= camera.width || y >= camera.height) return;
+  TS_SCENE_VIEW(view);
+  uint i = y * camera.width + x;
+  bounce_hits[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], seed);
+}

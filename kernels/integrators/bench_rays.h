@@ -1,0 +1,82 @@
+/* The three ray kinds of `tessera-bench rays`: primary rays from a fixed camera, shadow rays from
+ * their hits toward a point light, and one cosine-distributed diffuse bounce. The ray generators
+ * are shared with the host so a CPU peer (Embree) can trace the very same rays. A hit is stored as
+ * float4(t, triangle bits, u, v) with t < 0 for a miss. */
+#ifndef TESSERA_KERNELS_INTEGRATORS_BENCH_RAYS_H
+#define TESSERA_KERNELS_INTEGRATORS_BENCH_RAYS_H
+#include "kernels/accel/kdtree_traverse.h"
+#include "kernels/render/camera.h"
+#include "kernels/render/rng.h"
+
+TS_FN float4 bench_hit_record(int found, const Hit* hit) {
+  return found ? make_float4(hit->t, ts_as_float(hit->tri), hit->u, hit->v) : make_float4(-1.0f, 0.0f, 0.0f, 0.0f);
+}
+
+TS_FN float4 bench_trace_primary(const SceneView* scene, const CameraParams* cam, uint x, uint y) {
+  Hit hit;
+  float3 dir = camera_direction(cam, (float)x + 0.5f, (float)y + 0.5f);
+  int found = kd_intersect_closest(scene, camera_origin(cam), dir, 0.0f, TS_INFINITY, &hit);
+  return bench_hit_record(found, &hit);
+}
+
+/* Hit point and the triangle's geometric normal facing the camera ray. */
+TS_FN float3 bench_hit_point(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, float3* normal) {
+  float3 dir = camera_direction(cam, (float)x + 0.5f, (float)y + 0.5f);
+  float3 p0, p1, p2, n;
+  scene_triangle_vertices(scene, ts_as_uint(rec.y), &p0, &p1, &p2);
+  n = v3_normalize(v3_cross(v3_sub(p1, p0), v3_sub(p2, p0)));
+  if (v3_dot(n, dir) > 0.0f) n = v3_neg(n);
+  *normal = n;
+  return v3_madd(camera_origin(cam), dir, rec.x);
+}
+
+/* Shadow ray of pixel (x, y): returns 0 when the pixel has no primary hit. */
+TS_FN int bench_shadow_ray(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, float3 light,
+                           float eps, float3* org, float3* dir) {
+  float3 n;
+  if (rec.x < 0.0f) return 0;
+  *org = v3_madd(bench_hit_point(scene, cam, x, y, rec, &n), n, eps);
+  *dir = v3_sub(light, *org); /* t in (0, 1) reaches the light */
+  return 1;
+}
+
+/* Cosine-distributed direction around the hit's normal (Malley's method). */
+TS_FN int bench_diffuse_ray(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, uint seed,
+                            float eps, float3* org, float3* dir) {
+  float3 n, t, b;
+  Rng rng;
+  float u1, u2, r, phi;
+  if (rec.x < 0.0f) return 0;
+  *org = v3_madd(bench_hit_point(scene, cam, x, y, rec, &n), n, eps);
+  t = ts_fabs(n.x) > 0.5f ? make_float3(0.0f, 1.0f, 0.0f) : make_float3(1.0f, 0.0f, 0.0f);
+  t = v3_normalize(v3_cross(t, n));
+  b = v3_cross(n, t);
+  rng = rng_make(y * cam->width + x, 1u, seed);
+  u1 = rng_next(&rng);
+  u2 = rng_next(&rng);
+  r = ts_sqrt(u1);
+  phi = 6.2831853f * u2;
+  *dir = v3_add(v3_add(v3_scale(t, r * ts_cos(phi)), v3_scale(b, r * ts_sin(phi))), v3_scale(n, ts_sqrt(ts_fmax(0.0f, 1.0f - u1))));
+  return 1;
+}
+
+/* Offset of secondary ray origins: a small fraction of the scene's size. */
+TS_FN float bench_epsilon(const SceneView* s) {
+  float3 d = make_float3(s->bounds_max_x - s->bounds_min_x, s->bounds_max_y - s->bounds_min_y, s->bounds_max_z - s->bounds_min_z);
+  return 1e-5f * v3_length(d);
+}
+
+TS_FN uint bench_trace_shadow(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, float3 light) {
+  float3 org, dir;
+  if (!bench_shadow_ray(scene, cam, x, y, rec, light, bench_epsilon(scene), &org, &dir)) return 2u; /* no ray */
+  return (uint)kd_intersect_any(scene, org, dir, 0.0f, 0.9999f);
+}
+
+TS_FN float4 bench_trace_diffuse(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, uint seed) {
+  float3 org, dir;
+  Hit hit;
+  if (!bench_diffuse_ray(scene, cam, x, y, rec, seed, bench_epsilon(scene), &org, &dir)) return make_float4(-2.0f, 0.0f, 0.0f, 0.0f);
+  return bench_hit_record(kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit), &hit);
+}
+
+#endif

@@ -1,0 +1,119 @@
+/* Whitted ray tracing (the `raytrace` mode): primary rays, shadow rays toward every light and
+ * sampled emissive triangles, perfect mirror reflection and glass refraction weighted by the
+ * Fresnel equations. Recursion is unrolled onto a small stack of pending rays, since OpenCL C
+ * has none. Alpha-masked texels (foliage, chains) let primary and secondary rays pass through;
+ * shadow rays treat them as opaque. */
+#ifndef TESSERA_KERNELS_INTEGRATORS_WHITTED_H
+#define TESSERA_KERNELS_INTEGRATORS_WHITTED_H
+#include "kernels/integrators/direct_light.h"
+#include "kernels/render/camera.h"
+
+#define TS_WHITTED_STACK 12
+#define TS_WHITTED_MAX_SEGMENTS 64 /* bounds the work of a pixel, pass-throughs included */
+
+typedef struct PendingRay {
+  float3 org, dir, weight;
+  uint depth;
+} PendingRay;
+
+/* Fraction of light a dielectric interface reflects (unpolarized, exact Fresnel). */
+TS_FN float fresnel_dielectric(float cos_i, float eta_i, float eta_t) {
+  float sin_t = eta_i / eta_t * ts_sqrt(ts_fmax(0.0f, 1.0f - cos_i * cos_i));
+  float cos_t, rs, rp;
+  if (sin_t >= 1.0f) return 1.0f;
+  cos_t = ts_sqrt(ts_fmax(0.0f, 1.0f - sin_t * sin_t));
+  rs = (eta_i * cos_i - eta_t * cos_t) / (eta_i * cos_i + eta_t * cos_t);
+  rp = (eta_t * cos_i - eta_i * cos_t) / (eta_t * cos_i + eta_i * cos_t);
+  return 0.5f * (rs * rs + rp * rp);
+}
+
+TS_FN float3 reflect_dir(float3 d, float3 n) { return v3_sub(d, v3_scale(n, 2.0f * v3_dot(d, n))); }
+
+TS_FN float3 whitted_radiance(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, float3 org,
+                              float3 dir, Rng* rng) {
+  PendingRay stack[TS_WHITTED_STACK];
+  uint sp = 1u, segments = 0u;
+  float3 result = make_float3(0.0f, 0.0f, 0.0f);
+  stack[0].org = org;
+  stack[0].dir = dir;
+  stack[0].weight = make_float3(1.0f, 1.0f, 1.0f);
+  stack[0].depth = 0u;
+  while (sp > 0u && segments < TS_WHITTED_MAX_SEGMENTS) {
+    PendingRay r = stack[--sp];
+    Hit hit;
+    Surface s;
+    MaterialGpu m;
+    ++segments;
+    if (!kd_intersect_closest(scene, r.org, r.dir, 0.0f, TS_INFINITY, &hit)) {
+      result = v3_add(result, v3_mul(r.weight, make_float3(rs->background_r, rs->background_g, rs->background_b)));
+      continue;
+    }
+    s = surface_at(scene, ctx, r.dir, &hit);
+    m = ctx->materials[s.material];
+    if (m.type == TS_MATERIAL_EMISSIVE) {
+      result = v3_add(result, v3_mul(r.weight, make_float3(m.emission_r, m.emission_g, m.emission_b)));
+      continue;
+    }
+    if (m.type == TS_MATERIAL_DIFFUSE) {
+      float4 albedo = surface_albedo(ctx, &s);
+      float3 a = make_float3(albedo.x, albedo.y, albedo.z);
+      if (albedo.w < 0.5f) { /* cut-out: continue the same ray behind the surface */
+        if (sp >= TS_WHITTED_STACK) continue;
+        stack[sp].org = v3_madd(s.p, s.ng, -rs->ray_epsilon);
+        stack[sp].dir = r.dir;
+        stack[sp].weight = r.weight;
+        stack[sp].depth = r.depth;
+        ++sp;
+        continue;
+      }
+      {
+        float3 light = direct_light(scene, ctx, rs, &s, rng);
+        light = v3_add(light, make_float3(rs->ambient, rs->ambient, rs->ambient));
+        result = v3_add(result, v3_mul(r.weight, v3_mul(a, light)));
+      }
+      continue;
+    }
+    if (r.depth >= rs->max_depth) continue;
+    if (m.type == TS_MATERIAL_MIRROR) {
+      if (sp >= TS_WHITTED_STACK) continue;
+      stack[sp].org = v3_madd(s.p, s.ng, rs->ray_epsilon);
+      stack[sp].dir = reflect_dir(r.dir, s.ns);
+      stack[sp].weight = v3_mul(r.weight, make_float3(m.diffuse_r, m.diffuse_g, m.diffuse_b));
+      stack[sp].depth = r.depth + 1u;
+      ++sp;
+    } else { /* glass */
+      float cos_i = -v3_dot(r.dir, s.ns);
+      float eta_i = s.front ? 1.0f : m.ior, eta_t = s.front ? m.ior : 1.0f;
+      float f = fresnel_dielectric(ts_fmax(cos_i, 0.0f), eta_i, eta_t);
+      if (f > 0.0f && sp < TS_WHITTED_STACK) {
+        stack[sp].org = v3_madd(s.p, s.ng, rs->ray_epsilon);
+        stack[sp].dir = reflect_dir(r.dir, s.ns);
+        stack[sp].weight = v3_scale(r.weight, f);
+        stack[sp].depth = r.depth + 1u;
+        ++sp;
+      }
+      if (f < 1.0f && sp < TS_WHITTED_STACK) {
+        float eta = eta_i / eta_t;
+        float k = 1.0f - eta * eta * (1.0f - cos_i * cos_i);
+        float3 t = v3_add(v3_scale(r.dir, eta), v3_scale(s.ns, eta * cos_i - ts_sqrt(ts_fmax(k, 0.0f))));
+        stack[sp].org = v3_madd(s.p, s.ng, -rs->ray_epsilon);
+        stack[sp].dir = v3_normalize(t);
+        stack[sp].weight = v3_scale(r.weight, 1.0f - f);
+        stack[sp].depth = r.depth + 1u;
+        ++sp;
+      }
+    }
+  }
+  return result;
+}
+
+/* One pixel of the `raytrace` mode, as packed sRGB RGBA8. */
+TS_FN uint raytrace_pixel(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
+                          const CameraParams* cam, uint px, uint py) {
+  float3 dir = camera_direction(cam, (float)px + 0.5f, (float)py + 0.5f);
+  Rng rng = rng_make(py * cam->width + px, 0u, rs->seed);
+  float3 c = whitted_radiance(scene, ctx, rs, camera_origin(cam), dir, &rng);
+  return pack_rgba8(&ctx->color, v3_scale(c, rs->exposure));
+}
+
+#endif

@@ -1,0 +1,12 @@
+#pragma once
+// Serializes the host tree into the device layout of kernels/accel/kdtree_layout.h.
+#include "scene-packer/kdtree_builder.h"
+#include "scene-packer/kdtree_tree.h"
+
+namespace tessera::pack::kd {
+
+// Fills out->nodes and out->leaf_refs (not the stats). Leaves with identical triangle lists share
+// one run of leaf_refs. Throws Error when the tree exceeds the layout's index ranges.
+void write_layout(const Tree& tree, PackedKdTree* out);
+
+}  // namespace tessera::pack::kd

@@ -1,0 +1,299 @@
+#include "scene-packer/kdtree_sah.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "scene-packer/kdtree_clip.h"
+
+namespace tessera::pack::kd {
+namespace {
+
+// An event is one 64-bit key: position (as an order-preserving integer) | type | triangle, so
+// sorting the integers sorts by position, then end < planar < start (the order the sweep needs),
+// then triangle, which makes every sort fully deterministic.
+using Event = uint64_t;
+constexpr uint32_t kEnd = 0, kPlanar = 1, kStart = 2;
+constexpr uint32_t kTriangleBits = 30;
+constexpr uint32_t kTriangleMask = (1u << kTriangleBits) - 1;
+
+uint32_t float_key(float f) {
+  const uint32_t u = std::bit_cast<uint32_t>(f + 0.0f);  // -0 becomes +0: equal positions, equal keys
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+float key_float(uint32_t k) { return std::bit_cast<float>((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k); }
+Event make_event(float pos, uint32_t type, uint32_t tri) {
+  return (uint64_t(float_key(pos)) << 32) | (uint64_t(type) << kTriangleBits) | tri;
+}
+uint32_t event_key(Event e) { return uint32_t(e >> 32); }
+uint32_t event_type(Event e) { return uint32_t(e >> kTriangleBits) & 3u; }
+uint32_t event_tri(Event e) { return uint32_t(e) & kTriangleMask; }
+
+struct EventList {
+  std::vector<Event> events;      // axis 0, then axis 1, then axis 2; each run sorted
+  std::array<size_t, 4> begin{};  // axis a occupies [begin[a], begin[a + 1])
+  uint32_t tri_count = 0;
+};
+
+using AxisEvents = std::array<std::vector<Event>, 3>;
+
+void append_events(uint32_t tri, const Box& b, AxisEvents& out) {
+  for (int a = 0; a < 3; ++a) {
+    if (b.min[a] == b.max[a]) {
+      out[a].push_back(make_event(b.min[a], kPlanar, tri));
+    } else {
+      out[a].push_back(make_event(b.min[a], kStart, tri));
+      out[a].push_back(make_event(b.max[a], kEnd, tri));
+    }
+  }
+}
+
+enum Side : uint8_t { kBoth, kBelowOnly, kAboveOnly };
+
+struct Split {
+  int axis = -1;
+  uint32_t key = 0;
+  float pos = 0.0f;
+  bool planar_below = true;  // where triangles lying in the split plane go
+  double cost = std::numeric_limits<double>::infinity();
+};
+
+double split_cost(double p_below, double p_above, uint32_t n_below, uint32_t n_above) {
+  const double cost = kTraversalCost + kIntersectionCost * (p_below * n_below + p_above * n_above);
+  return (n_below == 0 || n_above == 0) ? cost * (1.0 - kEmptyBonus) : cost;
+}
+
+class SahBuilder {
+ public:
+  SahBuilder(const Mesh& mesh, uint32_t max_depth, const std::function<void(double)>& progress)
+      : mesh_(mesh), max_depth_(max_depth), progress_(progress), side_(mesh.triangle_count(), kBoth) {}
+
+  Tree run(const Box& bounds) {
+    tree_.bounds = bounds;
+    tree_.nodes.emplace_back();
+    build(0, bounds, root_events(), 0, 1.0);
+    if (progress_) progress_(1.0);
+    return std::move(tree_);
+  }
+
+ private:
+  EventList root_events() const {
+    const uint32_t n = mesh_.triangle_count();
+    EventList list;
+    list.tri_count = n;
+    std::array<size_t, 3> count{};
+    for (uint32_t t = 0; t < n; ++t) {
+      const Box b = mesh_.triangle_bounds(t);
+      for (int a = 0; a < 3; ++a) count[a] += b.min[a] == b.max[a] ? 1 : 2;
+    }
+    for (int a = 0; a < 3; ++a) list.begin[a + 1] = list.begin[a] + count[a];
+    list.events.resize(list.begin[3]);
+    std::array<size_t, 3> at{list.begin[0], list.begin[1], list.begin[2]};
+    for (uint32_t t = 0; t < n; ++t) {
+      const Box b = mesh_.triangle_bounds(t);
+      for (int a = 0; a < 3; ++a) {
+        if (b.min[a] == b.max[a]) {
+          list.events[at[a]++] = make_event(b.min[a], kPlanar, t);
+        } else {
+          list.events[at[a]++] = make_event(b.min[a], kStart, t);
+          list.events[at[a]++] = make_event(b.max[a], kEnd, t);
+        }
+      }
+    }
+    for (int a = 0; a < 3; ++a)
+      std::sort(list.events.begin() + list.begin[a], list.events.begin() + list.begin[a + 1]);
+    return list;
+  }
+
+  void build(uint32_t node, const Box& box, EventList list, uint32_t depth, double weight) {
+    Split split;
+    if (list.tri_count > 0 && depth < max_depth_) split = find_split(box, list);
+    if (split.axis < 0 || !(split.cost < kIntersectionCost * list.tri_count)) {
+      make_leaf(node, list);
+      report(weight);
+      return;
+    }
+    EventList below, above;
+    split_events(list, box, split, &below, &above);
+    list = EventList();  // freed before recursing, so memory stays proportional to one path
+    const auto below_index = uint32_t(tree_.nodes.size());
+    tree_.nodes.emplace_back();
+    tree_.nodes.emplace_back();
+    Node& n = tree_.nodes[node];
+    n.axis = uint32_t(split.axis);
+    n.split = split.pos;
+    n.below = below_index;
+    n.above = below_index + 1;
+    const double total = double(below.tri_count) + above.tri_count;
+    const double w_below = weight * below.tri_count / total;
+    build(below_index, box.below(split.axis, split.pos), std::move(below), depth + 1, w_below);
+    build(below_index + 1, box.above(split.axis, split.pos), std::move(above), depth + 1, weight - w_below);
+  }
+
+  // The sweep of Wald & Havran 2006, Algorithm 4, over the three sorted axis runs.
+  Split find_split(const Box& box, const EventList& list) const {
+    Split best;
+    const double area = box.surface_area();
+    if (!(area > 0.0)) return best;
+    const double inv_area = 1.0 / area;
+    const Event* ev = list.events.data();
+    for (int k = 0; k < 3; ++k) {
+      if (!(box.min[k] < box.max[k])) continue;
+      const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+      const double e1 = double(box.max[k1]) - box.min[k1], e2 = double(box.max[k2]) - box.min[k2];
+      const double cap = e1 * e2, girth = e1 + e2;  // child area = 2 (cap + width * girth)
+      uint32_t n_below = 0, n_above = list.tri_count;
+      size_t i = list.begin[k];
+      const size_t end = list.begin[k + 1];
+      while (i < end) {
+        const uint32_t key = event_key(ev[i]);
+        uint32_t ends = 0, planars = 0, starts = 0;
+        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kEnd) ++ends, ++i;
+        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kPlanar) ++planars, ++i;
+        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kStart) ++starts, ++i;
+        n_above -= planars + ends;
+        const float pos = key_float(key);
+        const double p_below = 2.0 * (cap + (double(pos) - box.min[k]) * girth) * inv_area;
+        const double p_above = 2.0 * (cap + (double(box.max[k]) - pos) * girth) * inv_area;
+        // A split on the box boundary only pays when it cuts off the triangles lying there
+        // (a flat cell); a flat cell with nothing in it would repeat forever.
+        const bool at_min = pos <= box.min[k], at_max = pos >= box.max[k];
+        if (!at_max && (!at_min || planars > 0)) {
+          const double c = split_cost(p_below, p_above, n_below + planars, n_above);
+          if (c < best.cost) best = Split{k, key, pos, true, c};
+        }
+        if (!at_min && (!at_max || planars > 0)) {
+          const double c = split_cost(p_below, p_above, n_below, n_above + planars);
+          if (c < best.cost) best = Split{k, key, pos, false, c};
+        }
+        n_below += starts + planars;
+      }
+    }
+    return best;
+  }
+
+  // Classifies the node's triangles against the split (Wald & Havran 2006, Algorithm 5), clips the
+  // straddling ones into both children and merges their new events into the children's runs.
+  void split_events(const EventList& list, const Box& box, const Split& s, EventList* below,
+                    EventList* above) {
+    const int k = s.axis;
+    const Event* ev = list.events.data();
+    const size_t kb = list.begin[k], ke = list.begin[k + 1];
+    for (size_t i = kb; i < ke; ++i) side_[event_tri(ev[i])] = kBoth;
+    uint32_t n_below = 0, n_above = 0;
+    for (size_t i = kb; i < ke; ++i) {
+      const uint32_t key = event_key(ev[i]), type = event_type(ev[i]), tri = event_tri(ev[i]);
+      if (type == kEnd && key <= s.key) {
+        side_[tri] = kBelowOnly, ++n_below;
+      } else if (type == kStart && key >= s.key) {
+        side_[tri] = kAboveOnly, ++n_above;
+      } else if (type == kPlanar) {
+        if (key < s.key || (key == s.key && s.planar_below))
+          side_[tri] = kBelowOnly, ++n_below;
+        else
+          side_[tri] = kAboveOnly, ++n_above;
+      }
+    }
+
+    const Box below_box = box.below(k, s.pos), above_box = box.above(k, s.pos);
+    AxisEvents new_below, new_above;
+    for (size_t i = kb; i < ke; ++i) {
+      const uint32_t tri = event_tri(ev[i]);
+      if (event_type(ev[i]) != kStart || side_[tri] != kBoth) continue;
+      const std::array<std::array<float, 3>, 3> corners{mesh_.vertex(tri, 0), mesh_.vertex(tri, 1),
+                                                        mesh_.vertex(tri, 2)};
+      Box b;
+      bool in_below = clip_triangle_bounds(corners, below_box, &b);
+      if (in_below) append_events(tri, b, new_below), ++n_below;
+      bool in_above = clip_triangle_bounds(corners, above_box, &b);
+      if (in_above) append_events(tri, b, new_above), ++n_above;
+      if (!in_below && !in_above) {  // cannot happen for a triangle in the node; stay conservative
+        for (const Box* child : {&below_box, &above_box}) {
+          Box c = mesh_.triangle_bounds(tri);
+          for (int a = 0; a < 3; ++a) {
+            c.min[a] = std::clamp(c.min[a], child->min[a], child->max[a]);
+            c.max[a] = std::clamp(c.max[a], child->min[a], child->max[a]);
+          }
+          append_events(tri, c, child == &below_box ? new_below : new_above);
+        }
+        ++n_below, ++n_above;
+      }
+    }
+    for (int a = 0; a < 3; ++a) {
+      std::sort(new_below[a].begin(), new_below[a].end());
+      std::sort(new_above[a].begin(), new_above[a].end());
+    }
+
+    below->tri_count = n_below;
+    above->tri_count = n_above;
+    std::array<size_t, 3> count_below{}, count_above{};
+    for (int a = 0; a < 3; ++a) {
+      for (size_t i = list.begin[a]; i < list.begin[a + 1]; ++i) {
+        const uint8_t side = side_[event_tri(ev[i])];
+        count_below[a] += side == kBelowOnly;
+        count_above[a] += side == kAboveOnly;
+      }
+      below->begin[a + 1] = below->begin[a] + count_below[a] + new_below[a].size();
+      above->begin[a + 1] = above->begin[a] + count_above[a] + new_above[a].size();
+    }
+    below->events.reserve(below->begin[3]);
+    above->events.reserve(above->begin[3]);
+    for (int a = 0; a < 3; ++a) {
+      merge_run(ev + list.begin[a], ev + list.begin[a + 1], kBelowOnly, new_below[a], &below->events);
+      merge_run(ev + list.begin[a], ev + list.begin[a + 1], kAboveOnly, new_above[a], &above->events);
+    }
+  }
+
+  // Appends the events of [first, last) on side `want`, merged with the sorted `extra`.
+  void merge_run(const Event* first, const Event* last, uint8_t want, const std::vector<Event>& extra,
+                 std::vector<Event>* out) const {
+    size_t j = 0;
+    for (const Event* e = first; e != last; ++e) {
+      if (side_[event_tri(*e)] != want) continue;
+      while (j < extra.size() && extra[j] < *e) out->push_back(extra[j++]);
+      out->push_back(*e);
+    }
+    out->insert(out->end(), extra.begin() + std::ptrdiff_t(j), extra.end());
+  }
+
+  void make_leaf(uint32_t node, const EventList& list) {
+    Node& n = tree_.nodes[node];
+    n.axis = kLeaf;
+    n.first = uint32_t(tree_.leaf_tris.size());
+    n.count = list.tri_count;
+    for (size_t i = list.begin[0]; i < list.begin[1]; ++i)
+      if (event_type(list.events[i]) != kEnd) tree_.leaf_tris.push_back(event_tri(list.events[i]));
+    std::sort(tree_.leaf_tris.begin() + n.first, tree_.leaf_tris.end());
+  }
+
+  void report(double weight) {
+    done_ += weight;
+    if (progress_ && done_ >= next_report_) {
+      progress_(std::min(done_, 1.0));
+      next_report_ = done_ + 1.0 / 512;
+    }
+  }
+
+  const Mesh& mesh_;
+  const uint32_t max_depth_;
+  const std::function<void(double)>& progress_;
+  Tree tree_;
+  std::vector<uint8_t> side_;  // per triangle, valid for the node being split
+  double done_ = 0.0;
+  double next_report_ = 0.0;
+};
+
+}  // namespace
+
+uint32_t default_max_depth(uint64_t triangle_count) {
+  const double n = double(std::max<uint64_t>(triangle_count, 1));
+  return std::min<uint32_t>(kMaxDepthCap, uint32_t(std::lround(kd_env("KD_D0", 8.0) + kd_env("KD_D1", 1.3) * std::log2(n))));
+}
+
+Tree build_sah_tree(const Mesh& mesh, const Box& bounds, uint32_t max_depth,
+                    const std::function<void(double)>& progress) {
+  return SahBuilder(mesh, std::min(max_depth, kMaxDepthCap), progress).run(bounds);
+}
+
+}  // namespace tessera::pack::kd

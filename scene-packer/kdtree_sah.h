@@ -1,0 +1,18 @@
+#pragma once
+// SAH kd-tree build in O(N log N) (Wald & Havran 2006): split candidates are the sorted bounds of
+// the (clipped) triangles, swept once per node; event lists stay sorted when passed down, so only
+// the triangles cut by a split are clipped and re-sorted.
+#include <functional>
+
+#include "scene-packer/kdtree_tree.h"
+
+namespace tessera::pack::kd {
+
+// bounds must hold every triangle. progress (may be empty) gets fractions in [0, 1].
+Tree build_sah_tree(const Mesh& mesh, const Box& bounds, uint32_t max_depth,
+                    const std::function<void(double)>& progress);
+
+// Depth limit for n triangles: log-proportional like PBRT's 8 + 1.3 log2 n, capped by kMaxDepthCap.
+uint32_t default_max_depth(uint64_t triangle_count);
+
+}  // namespace tessera::pack::kd

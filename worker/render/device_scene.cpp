@@ -1,0 +1,97 @@
+#include "worker/render/device_scene.h"
+
+#include <span>
+
+#include "common/cl/commands.h"
+#include "kernels/device/opencl/kernel_params.h"
+
+namespace tessera {
+namespace {
+
+struct Upload {
+  std::string name;
+  std::span<const uint8_t> bytes;
+};
+
+template <typename T>
+std::span<const uint8_t> as_bytes(std::span<const T> values) {
+  return {reinterpret_cast<const uint8_t*>(values.data()), values.size_bytes()};
+}
+template <typename T>
+std::span<const uint8_t> as_bytes(const std::vector<T>& values) {
+  return as_bytes(std::span<const T>(values));
+}
+
+// Checks the whole set against the budget first, so a scene that does not fit is refused before
+// anything is allocated, with every buffer listed.
+std::vector<cl::Buffer> upload_all(const cl::Device& device, cl::DeviceMemoryBudget& budget, const std::vector<Upload>& uploads,
+                                   uint64_t& total) {
+  std::vector<cl::BufferRequest> requests;
+  for (const auto& u : uploads) requests.push_back({u.name, u.bytes.size()});
+  budget.check(requests, "scene");
+  std::vector<cl::Buffer> buffers;
+  for (const auto& u : uploads) {
+    buffers.push_back(budget.create(u.name, u.bytes.size(), cl::BufferAccess::read_only));
+    if (!u.bytes.empty()) cl::write_buffer(device, buffers.back(), u.bytes.data(), u.bytes.size());
+    total += u.bytes.size();
+  }
+  return buffers;
+}
+
+}  // namespace
+
+DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene) : scene_(scene) {
+  const SceneView view = scene.host_view();
+  constants_ = scene_constants(view);
+  const std::vector<float>& table = scene.normal_table();
+  // Scene buffers in TS_SCENE_PARAMS order; absent sections become empty placeholders.
+  std::vector<Upload> geometry = {
+      {"triangles", scene.section(tpk::TRIANGLES)},
+      {"positions", scene.section(tpk::POSITIONS)},
+      {"position_offsets", scene.section(tpk::POSITION_OFFSETS)},
+      {"position_cells", scene.section(tpk::POSITION_CELLS)},
+      {"cell_table", scene.section(tpk::CELL_TABLE)},
+      {"normals", scene.section(tpk::NORMALS)},
+      {"normal_indices", scene.section(tpk::NORMAL_INDICES)},
+      {"normal_table", (view.flags & TS_SCENE_NORMALS_QUANTIZED) ? as_bytes(table) : std::span<const uint8_t>{}},
+      {"texcoords", scene.section(tpk::TEXCOORDS)},
+      {"texcoords_quantized", scene.section(tpk::TEXCOORDS_QUANTIZED)},
+      {"kd_nodes", scene.section(tpk::KD_NODES)},
+      {"kd_leaf_refs", scene.section(tpk::KD_LEAF_REFS)},
+  };
+  const ShadingData shading = ShadingData::build(scene);
+  std::vector<Upload> shade = {
+      {"materials", as_bytes(shading.materials)},
+      {"material_runs", as_bytes(shading.material_runs)},
+      {"textures", as_bytes(shading.textures)},
+      {"texels", as_bytes(shading.texels)},
+      {"lights", as_bytes(shading.lights)},
+      {"emitters", as_bytes(shading.emitters)},
+      {"srgb_to_linear", as_bytes(shading.srgb_to_linear)},
+      {"linear_to_srgb_threshold", as_bytes(shading.linear_to_srgb_threshold)},
+  };
+  std::vector<Upload> all = geometry;
+  all.insert(all.end(), shade.begin(), shade.end());
+  std::vector<cl::Buffer> buffers = upload_all(device, budget, all, device_bytes_);
+  device.finish();
+  for (size_t i = 0; i < buffers.size(); ++i)
+    (i < geometry.size() ? scene_buffers_ : shading_buffers_).push_back(std::move(buffers[i]));
+  material_run_count_ = uint32_t(shading.material_runs.size() / 2);
+  light_count_ = uint32_t(shading.lights.size());
+  emitter_count_ = uint32_t(shading.emitters.size());
+}
+
+cl_uint DeviceScene::set_scene_args(cl::Kernel& kernel, cl_uint first) const {
+  kernel.set_arg(first++, constants_);
+  for (const auto& b : scene_buffers_) kernel.set_arg(first++, b);
+  return first;
+}
+
+cl_uint DeviceScene::set_shading_args(cl::Kernel& kernel, cl_uint first) const {
+  const ShadingCounts counts{material_run_count_, light_count_, emitter_count_, 0};
+  kernel.set_arg(first++, counts);
+  for (const auto& b : shading_buffers_) kernel.set_arg(first++, b);
+  return first;
+}
+
+}  // namespace tessera

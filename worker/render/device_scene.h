@@ -1,0 +1,39 @@
+#pragma once
+// A packed scene resident on an OpenCL device: one buffer per .tpk section plus the shading
+// buffers, all created through the device-memory budget (so --gpu-mem-limit refuses a scene that
+// does not fit and says which buffers need how much). Kernels take the buffers in the argument
+// order of kernels/device/opencl/kernel_params.h.
+#include <vector>
+
+#include "common/cl/device.h"
+#include "common/cl/device_memory.h"
+#include "common/cl/kernel.h"
+#include "common/render/shading_data.h"
+#include "common/scene/packed_scene.h"
+
+namespace tessera {
+
+class DeviceScene {
+ public:
+  DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene);
+
+  static constexpr cl_uint kSceneArgCount = 13;
+  static constexpr cl_uint kShadingArgCount = 9;
+  // Sets TS_SCENE_PARAMS starting at argument `first`; returns the next argument index.
+  cl_uint set_scene_args(cl::Kernel& kernel, cl_uint first = 0) const;
+  // Sets TS_SHADING_PARAMS starting at argument `first`; returns the next argument index.
+  cl_uint set_shading_args(cl::Kernel& kernel, cl_uint first) const;
+
+  uint64_t device_bytes() const { return device_bytes_; }
+  const PackedScene& scene() const { return scene_; }
+
+ private:
+  const PackedScene& scene_;
+  SceneConstants constants_{};
+  std::vector<cl::Buffer> scene_buffers_;    // in TS_SCENE_PARAMS order (after the constants)
+  std::vector<cl::Buffer> shading_buffers_;  // in TS_SHADING_PARAMS order (after the counts)
+  uint32_t material_run_count_ = 0, light_count_ = 0, emitter_count_ = 0;
+  uint64_t device_bytes_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,37 @@
+#pragma once
+#include <optional>
+
+#include "common/cl/device.h"
+#include "common/cl/device_memory.h"
+#include "common/cl/program.h"
+#include "worker/render/device_scene.h"
+#include "worker/render/tile_renderer.h"
+
+namespace tessera {
+
+class OpenClTileRenderer final : public TileRenderer {
+ public:
+  OpenClTileRenderer(const PackedScene& scene, const std::string& device_spec, std::optional<uint64_t> memory_limit);
+  std::string description() const override;
+  uint64_t scene_device_bytes() const override { return scene_.device_bytes(); }
+  void render_raytrace(const CameraParams& camera, const RenderSettings& settings, const TileRect& tile,
+                       std::span<uint32_t> out) override;
+
+  const cl::Device& device() const { return device_; }
+  const cl::Program& program() const { return program_; }
+  // Milliseconds the last tile's kernel ran on the device (profiling events).
+  double last_kernel_ms() const { return last_kernel_ms_; }
+
+ private:
+  cl::Buffer& output_buffer(uint64_t bytes);
+
+  cl::Device device_;
+  cl::DeviceMemoryBudget budget_;
+  DeviceScene scene_;
+  cl::Program program_;
+  cl::Kernel kernel_;
+  cl::Buffer output_;
+  double last_kernel_ms_ = 0;
+};
+
+}  // namespace tessera
