@@ -1,0 +1,100 @@
+#pragma once
+// One framed, asynchronous protocol connection over TCP (Asio). Reads frames one at a time
+// within the connection's size limit, hands each parsed message to a handler, and queues
+// outgoing frames; everything runs on the socket's io_context thread, while send() and close()
+// may be called from any thread. Protocol violations end the connection with a reason that is
+// logged locally and sent to the peer as a fatal Error.
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wire.pb.h"
+
+namespace tessera::net {
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using MessageHandler = std::function<void(wire::Envelope&)>;
+  using CloseHandler = std::function<void(const std::string& reason)>;
+  using Clock = std::chrono::steady_clock;
+
+  static std::shared_ptr<Connection> create(asio::ip::tcp::socket socket);
+  ~Connection();
+
+  // Starts reading. Handlers run on the io thread; on_close runs exactly once. A message
+  // handler that throws ProtocolError ends the connection with that reason.
+  void start(MessageHandler on_message, CloseHandler on_close);
+
+  // Any thread. The frame is encoded on the calling thread. `on_written` runs on the io thread
+  // once the bytes are handed to the kernel (never if the connection closes first).
+  void send(const wire::Envelope& message, std::function<void()> on_written = {});
+  // Any thread: closes now, dropping queued output.
+  void close(const std::string& reason);
+  // Any thread: closes once queued output is written (at most 2 s later).
+  void close_after_flush(const std::string& reason);
+  // Any thread: sends a fatal ErrorMessage carrying `reason`, then closes after flushing.
+  void fail(const std::string& reason, wire::ErrorMessage::Code code = wire::ErrorMessage::PROTOCOL);
+
+  // Io thread. Largest frame accepted from the peer (kHandshakeFrameBytes until raised).
+  void set_frame_limit(size_t bytes) { frame_limit_ = bytes; }
+  // Io thread. Sends make() every `interval`, and closes when nothing arrived for `timeout`.
+  void enable_heartbeats(Clock::duration interval, Clock::duration timeout, std::function<wire::Heartbeat()> make);
+  // Io thread. Closes with `reason` unless cancel_deadline() is called within `after`.
+  void set_deadline(Clock::duration after, std::string reason);
+  void cancel_deadline();
+  // Io thread. Stops reading while more than `bytes` of output wait, so a peer that sends
+  // requests but does not read the replies cannot grow our memory.
+  void set_read_pause_threshold(size_t bytes) { pause_threshold_ = bytes; }
+
+  const std::string& peer() const { return peer_; }
+  bool is_open() const { return !closed_; }
+  uint64_t queued_bytes() const { return queued_bytes_; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  uint64_t bytes_received() const { return bytes_received_; }
+  Clock::time_point last_receive() const { return Clock::time_point(Clock::duration(last_receive_ns_.load())); }
+  asio::any_io_executor executor() { return socket_.get_executor(); }
+
+ private:
+  explicit Connection(asio::ip::tcp::socket socket);
+  struct Outgoing {
+    std::vector<uint8_t> frame;
+    std::function<void()> on_written;
+  };
+  void read_header();
+  void read_body(size_t offset);
+  void dispatch();
+  void continue_reading();
+  void enqueue(Outgoing outgoing);
+  void write_next();
+  void heartbeat_tick();
+  void io_error(const asio::error_code& error, const char* what);
+  void do_close(const std::string& reason);
+  void touch();
+
+  asio::ip::tcp::socket socket_;
+  std::string peer_;
+  MessageHandler on_message_;
+  CloseHandler on_close_;
+  std::array<uint8_t, 4> header_{};
+  std::vector<uint8_t> body_;
+  size_t frame_limit_;
+  size_t pause_threshold_ = 0;
+  bool reading_paused_ = false;
+  bool writing_ = false;
+  bool closing_ = false;  // close after the queue drains
+  std::string closing_reason_;
+  std::deque<Outgoing> queue_;
+  std::atomic<bool> closed_{false};
+  std::atomic<uint64_t> queued_bytes_{0}, bytes_sent_{0}, bytes_received_{0};
+  std::atomic<int64_t> last_receive_ns_{0};
+  asio::steady_timer heartbeat_timer_, deadline_timer_, flush_timer_;
+  Clock::duration heartbeat_interval_{}, heartbeat_timeout_{};
+  std::function<wire::Heartbeat()> make_heartbeat_;
+};
+
+}  // namespace tessera::net

@@ -1,0 +1,25 @@
+#pragma once
+// Size limits of the wire protocol. A peer cannot make the other side allocate more than the
+// limit of the connection's state: 64 KiB before the handshake completes, kMaxFrameBytes after;
+// each body type then has its own, tighter limit.
+#include <cstddef>
+#include <cstdint>
+
+#include "wire.pb.h"
+
+namespace tessera::net {
+
+inline constexpr size_t kHandshakeFrameBytes = 64 * 1024;
+inline constexpr size_t kMaxFrameBytes = 64 * 1024 * 1024;
+inline constexpr size_t kSceneChunkBytes = 1024 * 1024;  // payload of one SceneChunk
+inline constexpr uint32_t kMaxTileSide = 1024;
+inline constexpr uint32_t kMinTileSide = 8;
+inline constexpr uint32_t kMaxImageSide = 16384;
+inline constexpr uint32_t kMaxTilesPerFrame = 1u << 18;
+// A worker flushes a batch before it grows past this many bytes of tile data.
+inline constexpr size_t kMaxBatchPayloadBytes = 32 * 1024 * 1024;
+
+// Largest serialized size allowed for a body type.
+size_t max_body_bytes(wire::Envelope::BodyCase body);
+
+}  // namespace tessera::net

@@ -1,0 +1,26 @@
+#pragma once
+// Constants of the cluster protocol (proto/wire.proto) that both ends must agree on.
+#include <cstdint>
+#include <string>
+
+#include "wire.pb.h"
+
+namespace tessera::net {
+
+inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr size_t kNonceBytes = 32;
+// Render modes this build knows; a FrameRequest with another mode is refused by name.
+inline constexpr const char* kRaytraceMode = "raytrace";
+
+// "frame_request", "tile_batch", ... for logs and errors; "empty" when no body is set.
+std::string body_name(const wire::Envelope& message);
+std::string body_name(wire::Envelope::BodyCase body);
+
+// Thrown by message handlers when the peer broke the protocol: the connection closes with this
+// reason (sent to the peer as a fatal Error and logged).
+class ProtocolError : public std::runtime_error {
+ public:
+  explicit ProtocolError(const std::string& reason) : std::runtime_error(reason) {}
+};
+
+}  // namespace tessera::net

@@ -1,0 +1,130 @@
+#include "worker/bench/ray_bench.h"
+
+#include <algorithm>
+
+#include "common/cl/commands.h"
+#include "common/cl/device.h"
+#include "common/cl/device_memory.h"
+#include "common/cl/program.h"
+#include "common/render/camera_setup.h"
+#include "worker/bench/embree_peer.h"
+#include "worker/render/device_scene.h"
+
+namespace tessera::bench {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Runs the kernel once to warm up, then `passes` times; median device time in ms.
+double time_kernel(const cl::Device& device, const cl::Kernel& kernel, uint32_t size, int passes) {
+  const size_t global = (size + 7) / 8 * 8;
+  cl::launch_2d(device, kernel, {global, global}, {8, 8}).wait();
+  std::vector<double> ms;
+  for (int i = 0; i < passes; ++i) ms.push_back(cl::launch_2d(device, kernel, {global, global}, {8, 8}).timing().run_ms());
+  return median(ms);
+}
+
+std::string describe(const tpk::Manifest& m) {
+  const auto& q = m.quantization();
+  std::string quant = q.positions() ? "pos" : "none";
+  if (q.positions() && q.normals()) quant += ",norm";
+  if (q.positions() && q.texcoords()) quant += ",tex";
+  const char* kd = m.kdtree().variant() == tpk::KD_STANDARD ? "standard" : m.kdtree().variant() == tpk::KD_CHOI ? "choi" : "seo";
+  return "quantize " + quant + ", kd-tree " + kd;
+}
+
+}  // namespace
+
+std::array<float, 3> bench_light_position(const PackedScene& scene) {
+  const auto& m = scene.manifest();
+  if (m.point_lights_size() > 0) {
+    const auto& p = m.point_lights(0).position();
+    return {p.x(), p.y(), p.z()};
+  }
+  const auto& b = m.bounds();
+  return {0.5f * (b.min().x() + b.max().x()), b.max().y() - 0.01f * (b.max().y() - b.min().y()),
+          0.5f * (b.min().z() + b.max().z())};
+}
+
+RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOptions& options) {
+  const PackedScene scene = PackedScene::load(scene_path);
+  RayBenchResult result;
+  result.scene = std::filesystem::path(scene_path).filename().string();
+  result.configuration = describe(scene.manifest());
+  CameraSpec spec;
+  spec.pose = pose_from_manifest(scene.manifest().camera());
+  spec.vertical_fov_degrees = scene.manifest().camera().vertical_fov_degrees();
+  const CameraParams camera = make_camera(spec, options.size, options.size);
+  const auto light = bench_light_position(scene);
+  const uint64_t pixels = uint64_t(options.size) * options.size;
+
+  if (options.device == "host") {
+    result.device = "host (kernels compiled for the CPU)";
+    result.kinds = host_trace(scene, camera, light, options);
+    if (options.embree) result.embree = embree_trace(scene, camera, light, options, result.embree_note);
+    return result;
+  }
+  const cl::Device device = cl::Device::open(options.device);
+  result.device = device.info().name + " (" + device.info().platform_name + ")";
+  cl::DeviceMemoryBudget budget(device);
+  const DeviceScene device_scene(device, budget, scene);
+  const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl");
+  cl::Buffer hits = budget.create("bench_hits", pixels * 16);
+  cl::Buffer occluded = budget.create("bench_occluded", pixels * 4);
+  cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
+
+  cl::Kernel primary = program.kernel("bench_primary");
+  cl_uint arg = device_scene.set_scene_args(primary);
+  primary.set_arg(arg++, camera);
+  primary.set_arg(arg++, hits);
+  const double primary_ms = time_kernel(device, primary, options.size, options.passes);
+  const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
+  const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
+  result.kinds.push_back({"primary", pixels, primary_ms});
+
+  cl::Kernel shadow = program.kernel("bench_shadow");
+  arg = device_scene.set_scene_args(shadow);
+  shadow.set_arg(arg++, camera);
+  shadow.set_arg(arg++, hits);
+  shadow.set_arg(arg++, light[0]);
+  shadow.set_arg(arg++, light[1]);
+  shadow.set_arg(arg++, light[2]);
+  shadow.set_arg(arg++, occluded);
+  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, options.size, options.passes)});
+
+  cl::Kernel diffuse = program.kernel("bench_diffuse");
+  arg = device_scene.set_scene_args(diffuse);
+  diffuse.set_arg(arg++, camera);
+  diffuse.set_arg(arg++, hits);
+  diffuse.set_arg(arg++, cl_uint(7));
+  diffuse.set_arg(arg++, bounce);
+  result.kinds.push_back({"diffuse", hit_count, time_kernel(device, diffuse, options.size, options.passes)});
+
+  if (options.embree) result.embree = embree_trace(scene, camera, light, options, result.embree_note);
+  return result;
+}
+
+nlohmann::json to_json(const RayBenchResult& r) {
+  auto kinds = [](const std::vector<RayKindResult>& v) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& k : v)
+      out[k.kind] = {{"rays", k.rays}, {"median_ms", k.median_ms}, {"mrays_per_s", k.mrays_per_second()}};
+    return out;
+  };
+  nlohmann::json j{{"scene", r.scene}, {"configuration", r.configuration}, {"device", r.device}, {"kernels", kinds(r.kinds)}};
+  if (!r.embree.empty()) {
+    j["embree"] = kinds(r.embree);
+    nlohmann::json ratio = nlohmann::json::object();
+    for (size_t i = 0; i < r.kinds.size() && i < r.embree.size(); ++i)
+      ratio[r.kinds[i].kind] = r.kinds[i].mrays_per_second() / r.embree[i].mrays_per_second();
+    j["ratio_to_embree"] = ratio;
+  } else if (!r.embree_note.empty()) {
+    j["embree"] = r.embree_note;
+  }
+  return j;
+}
+
+}  // namespace tessera::bench

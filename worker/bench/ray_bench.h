@@ -1,0 +1,42 @@
+#pragma once
+// `tessera-bench rays`: primary, shadow and one-bounce diffuse rays of a fixed camera traced by
+// the OpenCL kernels, timed with device events (median of the timed passes after a warm-up).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/scene/packed_scene.h"
+
+namespace tessera::bench {
+
+struct RayKindResult {
+  std::string kind;     // primary | shadow | diffuse
+  uint64_t rays = 0;    // rays traced in one pass
+  double median_ms = 0; // kernel time of one pass (median)
+  double mrays_per_second() const { return median_ms > 0 ? rays / (median_ms * 1e3) : 0.0; }
+};
+
+struct RayBenchOptions {
+  std::string device = "auto";
+  uint32_t size = 1024;  // square image
+  int passes = 7;        // timed passes (after one warm-up)
+  bool embree = true;    // trace the same rays with Embree on the CPU, where built in
+  unsigned embree_threads = 0;
+};
+
+struct RayBenchResult {
+  std::string scene;        // file name
+  std::string configuration;  // quantization and kd-tree variant
+  std::string device;
+  std::vector<RayKindResult> kinds;
+  std::vector<RayKindResult> embree;  // empty without Embree
+  std::string embree_note;
+};
+
+RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOptions& options);
+nlohmann::json to_json(const RayBenchResult& result);
+// Embree is linked in (tessera-bench only).
+bool embree_available();
+
+}  // namespace tessera::bench
