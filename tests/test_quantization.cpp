@@ -15,8 +15,11 @@ namespace {
 using pack::QuantizedMesh;
 using pack::quantize_mesh;
 
+// Angle between two directions (table entries are unit length only to half precision).
 double angle_degrees(const float* a, const float* b) {
-  const double d = double(a[0]) * b[0] + double(a[1]) * b[1] + double(a[2]) * b[2];
+  const double la = std::sqrt(double(a[0]) * a[0] + double(a[1]) * a[1] + double(a[2]) * a[2]);
+  const double lb = std::sqrt(double(b[0]) * b[0] + double(b[1]) * b[1] + double(b[2]) * b[2]);
+  const double d = (double(a[0]) * b[0] + double(a[1]) * b[1] + double(a[2]) * b[2]) / (la * lb);
   return std::acos(std::clamp(d, -1.0, 1.0)) * 180.0 / M_PI;
 }
 
@@ -39,10 +42,10 @@ TEST(NormalTable, AngularErrorIsSmall) {
   // 65,536 near-uniform points: mean ~0.3 deg, worst ~0.5 deg.
   EXPECT_LT(sum / kSamples, 0.35);
   EXPECT_LT(worst, 0.6);
-  // Every table entry is unit length and encodes to itself.
+  // Every table entry is unit length (to half precision) and encodes to itself.
   for (uint32_t i = 0; i < kNormalTableSize; i += 97) {
     const float* t = &table[3 * i];
-    EXPECT_NEAR(t[0] * t[0] + t[1] * t[1] + t[2] * t[2], 1.0f, 1e-5f);
+    EXPECT_NEAR(t[0] * t[0] + t[1] * t[1] + t[2] * t[2], 1.0f, 2e-3f);
     EXPECT_EQ(encoder.encode({t[0], t[1], t[2]}), i);
   }
 }

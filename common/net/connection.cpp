@@ -91,7 +91,7 @@ void Connection::dispatch() {
 }
 
 void Connection::continue_reading() {
-  if (closed_ || closing_) return;
+  if (closed_ || closing_ || stop_reading_) return;
   if (pause_threshold_ && queued_bytes_ > pause_threshold_) {
     reading_paused_ = true;
     return;
@@ -128,7 +128,7 @@ void Connection::write_next() {
     self->queue_.pop_front();
     if (done) done();
     if (self->closed_) return;
-    if (self->reading_paused_ && self->queued_bytes_ <= self->pause_threshold_ / 2) {
+    if (self->reading_paused_ && !self->stop_reading_ && self->queued_bytes_ <= self->pause_threshold_ / 2) {
       self->reading_paused_ = false;
       self->read_header();
     }
@@ -142,6 +142,7 @@ void Connection::close(const std::string& reason) {
 }
 
 void Connection::close_after_flush(const std::string& reason) {
+  stop_reading_ = true;
   asio::post(socket_.get_executor(), [self = shared_from_this(), reason] {
     if (self->closed_ || self->closing_) return;
     self->closing_ = true;

@@ -90,6 +90,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string closing_reason_;
   std::deque<Outgoing> queue_;
   std::atomic<bool> closed_{false};
+  std::atomic<bool> stop_reading_{false};  // set at once by fail()/close_after_flush(), before they run
   std::atomic<uint64_t> queued_bytes_{0}, bytes_sent_{0}, bytes_received_{0};
   std::atomic<int64_t> last_receive_ns_{0};
   asio::steady_timer heartbeat_timer_, deadline_timer_, flush_timer_;

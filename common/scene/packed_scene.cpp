@@ -21,7 +21,7 @@ PackedScene PackedScene::from_contents(TpkContents contents, const std::string& 
   if (q.normals()) {
     if (q.normal_table() != kNormalTableName || q.normal_table_size() != kNormalTableSize)
       throw Error(name + ": unknown normal table '" + q.normal_table() + "'");
-    scene.normal_table_ = ::tessera::normal_table();
+    scene.normal_table_ = normal_table_half();
   }
   scene.validate(name);
   return scene;

@@ -31,8 +31,8 @@ class PackedScene {
     const auto bytes = section(kind);
     return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
   }
-  // The unit-normal table (empty unless normals are quantized).
-  const std::vector<float>& normal_table() const { return normal_table_; }
+  // The unit-normal table as halves (empty unless normals are quantized).
+  const std::vector<uint16_t>& normal_table() const { return normal_table_; }
 
   // A SceneView over host memory, for the CPU reference renderer and tests.
   SceneView host_view() const;
@@ -43,7 +43,7 @@ class PackedScene {
 
   tpk::Manifest manifest_;
   std::vector<TpkSectionData> sections_;
-  std::vector<float> normal_table_;
+  std::vector<uint16_t> normal_table_;
   uint64_t content_hash_ = 0;
 };
 

@@ -108,7 +108,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       uint refs = kd_inner_ref_count(word0);
       if (refs != 0u) {
         found |= kd_test_triangle(scene, &ray, nodes[2u * node + 2u], tmin, &best, hit);
-        if (refs == 3u) found |= kd_test_triangle(scene, &ray, nodes[2u * node + 3u], tmin, &best, hit);
+        if (refs == 2u) found |= kd_test_triangle(scene, &ray, nodes[2u * node + 3u], tmin, &best, hit);
         if (any_hit && found) return 1;
         t1 = ts_fmin(t1, best);
       }

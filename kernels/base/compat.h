@@ -22,6 +22,8 @@
 #define ts_as_float(u) as_float(u)
 #define ts_as_uint(f) as_uint(f)
 #define TS_INFINITY INFINITY
+/* IEEE half stored as 16 bits; vload_half is core OpenCL 1.2 (no cl_khr_fp16 needed). */
+TS_FN float ts_half_to_float(TS_GLOBAL const ushort* p) { return vload_half(0, (TS_GLOBAL const half*)p); }
 TS_FN float3 make_float3(float x, float y, float z) { return (float3)(x, y, z); }
 TS_FN float2 make_float2(float x, float y) { return (float2)(x, y); }
 TS_FN float4 make_float4(float x, float y, float z, float w) { return (float4)(x, y, z, w); }
@@ -54,6 +56,16 @@ typedef struct uint4 { uint x, y, z, w; } uint4;
 TS_FN float ts_as_float(uint u) { float f; memcpy(&f, &u, sizeof f); return f; }
 TS_FN uint ts_as_uint(float f) { uint u; memcpy(&u, &f, sizeof u); return u; }
 TS_FN float3 make_float3(float x, float y, float z) { float3 v; v.x = x; v.y = y; v.z = z; return v; }
+TS_FN float ts_half_bits_to_float(uint h) {
+  uint sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu;
+  if (exponent == 0u) { /* zero or subnormal: mantissa * 2^-24 */
+    float f = (float)mantissa * 5.9604644775390625e-8f;
+    return sign ? -f : f;
+  }
+  if (exponent == 31u) return ts_as_float(sign | 0x7F800000u | (mantissa << 13));
+  return ts_as_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+TS_FN float ts_half_to_float(TS_GLOBAL const ushort* p) { return ts_half_bits_to_float(*p); }
 TS_FN float2 make_float2(float x, float y) { float2 v; v.x = x; v.y = y; return v; }
 TS_FN float4 make_float4(float x, float y, float z, float w) { float4 v; v.x = x; v.y = y; v.z = z; v.w = w; return v; }
 #endif

@@ -29,7 +29,7 @@ typedef struct SceneView {
   float cell_size;
   TS_GLOBAL const float* normals;         /* xyz per vertex (normals not quantized) */
   TS_GLOBAL const ushort* normal_indices; /* index into normal_table, per vertex */
-  TS_GLOBAL const float* normal_table;    /* xyz per entry */
+  TS_GLOBAL const ushort* normal_table;   /* xyz per entry, IEEE half */
   TS_GLOBAL const float* texcoords;       /* uv per vertex (texcoords not quantized) */
   TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point */
   TS_GLOBAL const uint* kd_nodes;         /* two 32-bit words per node, see kernels/accel/kdtree_layout.h */
@@ -91,7 +91,10 @@ TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0,
 /* Unit shading normal of a vertex; only valid when TS_SCENE_HAS_NORMALS is set. */
 TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
   if (scene->flags & TS_SCENE_NORMALS_QUANTIZED)
-    return v3_load(scene->normal_table + 3u * (uint)scene->normal_indices[vertex]);
+  {
+    TS_GLOBAL const ushort* n = scene->normal_table + 3u * (uint)scene->normal_indices[vertex];
+    return make_float3(ts_half_to_float(n), ts_half_to_float(n + 1), ts_half_to_float(n + 2));
+  }
   return v3_load(scene->normals + 3u * vertex);
 }
 

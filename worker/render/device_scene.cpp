@@ -43,7 +43,7 @@ std::vector<cl::Buffer> upload_all(const cl::Device& device, cl::DeviceMemoryBud
 DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene) : scene_(scene) {
   const SceneView view = scene.host_view();
   constants_ = scene_constants(view);
-  const std::vector<float>& table = scene.normal_table();
+  const std::vector<uint16_t>& table = scene.normal_table();
   // Scene buffers in TS_SCENE_PARAMS order; absent sections become empty placeholders.
   std::vector<Upload> geometry = {
       {"triangles", scene.section(tpk::TRIANGLES)},

@@ -17,7 +17,7 @@ typedef struct ShadingCounts {
   const SceneConstants scene_constants, __global const uint *triangles, __global const float *positions,         \
       __global const uint *position_offsets, __global const ushort *position_cells,                              \
       __global const ushort *cell_table, __global const float *normals, __global const ushort *normal_indices,   \
-      __global const float *normal_table, __global const float *texcoords, __global const ushort *texcoords_q,   \
+      __global const ushort *normal_table, __global const float *texcoords, __global const ushort *texcoords_q,   \
       __global const uint *kd_nodes, __global const uint *kd_leaf_refs
 
 /* 9 arguments */

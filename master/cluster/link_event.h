@@ -1,0 +1,28 @@
+#pragma once
+// What the network side of the master reports to the scheduling thread.
+#include <chrono>
+#include <string>
+
+#include "wire.pb.h"
+
+namespace tessera::master {
+
+struct LinkEvent {
+  enum class Kind {
+    ready,    // handshake done and the scene loaded: the worker takes tiles
+    failed,   // could not get ready (refused, unreachable, scene failed); retried later
+    lost,     // was ready, now gone: its tiles must go to others
+    message,  // tile results, errors, stats, heartbeats from a ready worker
+  };
+  Kind kind = Kind::message;
+  int worker = -1;
+  std::string reason;            // failed / lost
+  wire::WorkerInfo info;         // ready
+  wire::SceneStatus scene;       // ready
+  bool pushed = false;           // ready: the scene had to be pushed
+  wire::Envelope message;        // message
+  uint64_t wire_bytes = 0;       // message: bytes on the wire, length prefix included
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+};
+
+}  // namespace tessera::master

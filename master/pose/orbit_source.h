@@ -1,0 +1,21 @@
+#pragma once
+// A generated orbit: the camera circles the scene's centre on an ellipse inside its bounds, at
+// the default camera's height, looking at the centre; it starts where the default camera is.
+#include "master/pose/pose_source.h"
+
+namespace tessera::master {
+
+class OrbitSource final : public PoseSource {
+ public:
+  OrbitSource(const tpk::Manifest& scene, unsigned frames_per_revolution, float scale);
+  std::optional<PoseSample> next() override;
+  std::string describe() const override;
+
+ private:
+  std::array<float, 3> centre_{}, radius_{};
+  float start_angle_ = 0;
+  unsigned period_;
+  unsigned index_ = 0;
+};
+
+}  // namespace tessera::master

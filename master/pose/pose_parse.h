@@ -1,0 +1,17 @@
+#pragma once
+// Pose records as trajectory files and UDP datagrams carry them:
+//   CSV:  t,px,py,pz,qw,qx,qy,qz[,gx,gy]
+//   JSON: {"t": 0.1, "position": [px,py,pz], "orientation": [qw,qx,qy,qz], "gaze": [gx,gy]}
+// The quaternion must be unit length within 1 % (as tessera-render --pose demands).
+#include <optional>
+#include <string>
+
+#include "master/pose/pose_sample.h"
+
+namespace tessera::master {
+
+// Throws Error naming `where` on a malformed record. Blank lines, '#' comments and a CSV header
+// line (first field not a number) give nullopt.
+std::optional<PoseSample> parse_pose_record(const std::string& line, const std::string& where);
+
+}  // namespace tessera::master

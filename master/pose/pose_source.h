@@ -1,0 +1,31 @@
+#pragma once
+// Where head poses come from: a trajectory file, a generated orbit, or a live UDP stream.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "master/pose/pose_sample.h"
+#include "tpk.pb.h"
+
+namespace tessera::master {
+
+class PoseSource {
+ public:
+  virtual ~PoseSource() = default;
+  // The next pose, or nullopt when the source has ended. May block (UDP waits for its first pose).
+  virtual std::optional<PoseSample> next() = 0;
+  // How many poses remain known in advance (files), or nullopt (orbit, UDP: unbounded).
+  virtual std::optional<size_t> length() const { return std::nullopt; }
+  virtual std::string describe() const = 0;
+};
+
+struct PoseSourceOptions {
+  double udp_timeout_seconds = 10;  // UDP: wait this long for the first pose, and end after this long silent
+  unsigned orbit_frames = 36;       // orbit: poses per revolution
+  float orbit_scale = 0.6f;         // orbit: ellipse radii as a share of the scene's half extents
+};
+
+// `spec`: a file path, "orbit", or "udp://HOST:PORT". Throws Error naming the problem.
+std::unique_ptr<PoseSource> make_pose_source(const std::string& spec, const tpk::Manifest& scene, const PoseSourceOptions& options);
+
+}  // namespace tessera::master

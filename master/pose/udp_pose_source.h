@@ -1,0 +1,40 @@
+#pragma once
+// Live poses from an AR/VR device: UDP datagrams, each one pose record in the CSV or JSON form
+// of pose_parse.h (the README documents it). A receiver thread keeps the newest pose; next()
+// waits for the first one, then returns the newest each time (a new frame starts from the
+// freshest head pose, never from a queue of stale ones), and ends after a silence.
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "common/net/address.h"
+#include "master/pose/pose_source.h"
+
+namespace tessera::master {
+
+class UdpPoseSource final : public PoseSource {
+ public:
+  // Binds HOST:PORT; throws Error when it cannot.
+  UdpPoseSource(const net::HostPort& address, double timeout_seconds);
+  ~UdpPoseSource() override;
+  std::optional<PoseSample> next() override;
+  std::string describe() const override;
+  uint16_t port() const { return port_; }
+
+ private:
+  void receive_loop();
+
+  net::HostPort address_;
+  uint16_t port_ = 0;
+  double timeout_seconds_;
+  int socket_ = -1;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::optional<PoseSample> latest_;
+  uint64_t received_ = 0, rejected_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace tessera::master

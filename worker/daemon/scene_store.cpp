@@ -1,0 +1,145 @@
+#include "worker/daemon/scene_store.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <unistd.h>
+
+#include "common/base/error.h"
+#include "common/base/file_io.h"
+#include "common/base/hash.h"
+#include "common/net/log.h"
+#include "common/scene/tpk_file.h"
+
+namespace tessera::worker {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A plain file name for a pushed scene: no folders, no hidden files, ends in .tpk.
+std::string safe_name(const std::string& name, uint64_t hash) {
+  std::string base = std::filesystem::path(name).filename().string();
+  std::string clean;
+  for (char c : base) clean.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_');
+  while (!clean.empty() && clean.front() == '.') clean.erase(clean.begin());
+  if (clean.empty()) clean = hash64_hex(hash);
+  if (clean.size() < 4 || clean.substr(clean.size() - 4) != ".tpk") clean += ".tpk";
+  return clean;
+}
+
+}  // namespace
+
+SceneStore::SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size)
+    : dir_(std::move(dir)), renderer_options_(std::move(renderer_options)), cache_size_(std::max<size_t>(1, cache_size)) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (!std::filesystem::is_directory(dir_)) throw Error("scene directory " + dir_.string() + " does not exist and cannot be created");
+  if (::access(dir_.c_str(), W_OK) != 0)
+    net::log_warning("scene directory " + dir_.string() + " is not writable: scenes cannot be pushed to this worker");
+  for (const auto& item : std::filesystem::directory_iterator(dir_)) {
+    if (!item.is_regular_file() || item.path().extension() != ".tpk") continue;
+    try {
+      const auto bytes = read_file_bytes(item.path());
+      const uint64_t hash = hash64(bytes.data(), bytes.size());
+      index_[hash] = {item.path(), bytes.size()};
+      net::log_info("scene " + item.path().filename().string() + " (" + hash64_hex(hash) + ")");
+    } catch (const std::exception& e) {
+      net::log_warning("skipping " + item.path().string() + ": " + e.what());
+    }
+  }
+}
+
+std::vector<wire::SceneEntry> SceneStore::entries() const {
+  std::lock_guard lock(mutex_);
+  std::vector<wire::SceneEntry> list;
+  for (const auto& [hash, entry] : index_) {
+    wire::SceneEntry e;
+    e.set_content_hash(hash);
+    e.set_name(entry.path.filename().string());
+    e.set_size_bytes(entry.size);
+    list.push_back(e);
+  }
+  return list;
+}
+
+bool SceneStore::has(uint64_t hash) const {
+  std::lock_guard lock(mutex_);
+  return index_.count(hash) != 0;
+}
+
+std::shared_ptr<LoadedScene> SceneStore::make_loaded(PackedScene scene, uint64_t hash, const std::string& name, double read_ms) {
+  const auto start = std::chrono::steady_clock::now();
+  // Drop cached scenes first, so the device holds at most cache_size scenes at a time.
+  while (cache_.size() >= cache_size_) cache_.erase(cache_.begin());
+  auto loaded = std::make_shared<LoadedScene>();
+  loaded->hash = hash;
+  loaded->name = name;
+  loaded->scene = std::move(scene);
+  loaded->renderer = make_tile_renderer(loaded->scene, renderer_options_);
+  loaded->load_ms = read_ms + ms_since(start);
+  cache_.push_back(loaded);
+  return loaded;
+}
+
+std::shared_ptr<LoadedScene> SceneStore::load(uint64_t hash) {
+  for (auto it = cache_.begin(); it != cache_.end(); ++it)
+    if ((*it)->hash == hash) {
+      auto hit = *it;
+      cache_.erase(it);
+      cache_.push_back(hit);
+      return hit;
+    }
+  std::filesystem::path path;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = index_.find(hash);
+    if (it == index_.end()) throw Error("scene " + hash64_hex(hash) + " is not in " + dir_.string());
+    path = it->second.path;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto bytes = read_file_bytes(path);
+  // The file may have changed since indexing: its identity is its content.
+  if (hash64(bytes.data(), bytes.size()) != hash) throw Error(path.string() + " changed since the worker started");
+  PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, path.string()), path.string());
+  return make_loaded(std::move(scene), hash, path.filename().string(), ms_since(start));
+}
+
+std::filesystem::path SceneStore::temp_path_for_push(uint64_t hash) const {
+  static std::atomic<unsigned> counter{0};
+  return dir_ / (".push-" + hash64_hex(hash) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".part");
+}
+
+std::shared_ptr<LoadedScene> SceneStore::adopt_pushed(const std::filesystem::path& temp_file, uint64_t hash, const std::string& name) {
+  struct RemoveTemp {
+    const std::filesystem::path& path;
+    ~RemoveTemp() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  } remove_temp{temp_file};
+  const auto start = std::chrono::steady_clock::now();
+  const auto bytes = read_file_bytes(temp_file);
+  const uint64_t actual = hash64(bytes.data(), bytes.size());
+  if (actual != hash)
+    throw Error("pushed scene has content hash " + hash64_hex(actual) + ", not the announced " + hash64_hex(hash));
+  PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, name), name);  // full validation
+  std::filesystem::path target = dir_ / safe_name(name, hash);
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [h, entry] : index_)
+      if (entry.path == target) target = dir_ / (target.stem().string() + "-" + hash64_hex(hash) + ".tpk");
+  }
+  if (std::filesystem::exists(target) && !has(hash))  // a file we could not index: keep it
+    target = dir_ / (target.stem().string() + "-" + hash64_hex(hash) + ".tpk");
+  std::filesystem::rename(temp_file, target);  // same folder: atomic
+  {
+    std::lock_guard lock(mutex_);
+    index_[hash] = {target, bytes.size()};
+  }
+  net::log_info("stored pushed scene as " + target.string());
+  return make_loaded(std::move(scene), hash, target.filename().string(), ms_since(start));
+}
+
+}  // namespace tessera::worker

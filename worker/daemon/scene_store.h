@@ -1,0 +1,65 @@
+#pragma once
+// The worker's scene directory: .tpk files indexed by content hash (XXH64 of the file) at
+// start-up, scenes pushed by a master written into it atomically once verified, and a small
+// cache of loaded scenes with their renderers.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/scene/packed_scene.h"
+#include "worker/render/tile_renderer.h"
+#include "wire.pb.h"
+
+namespace tessera::worker {
+
+// A scene ready to render: the scene and a renderer on the worker's device.
+struct LoadedScene {
+  uint64_t hash = 0;
+  std::string name;
+  PackedScene scene;
+  std::unique_ptr<TileRenderer> renderer;  // refers to `scene`: declared after it
+  double load_ms = 0;
+};
+
+class SceneStore {
+ public:
+  // Indexes `dir` (created if missing). Unreadable files are skipped with a warning.
+  SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size = 2);
+
+  std::vector<wire::SceneEntry> entries() const;
+  bool has(uint64_t hash) const;
+  const std::filesystem::path& dir() const { return dir_; }
+
+  // Loads (or takes from the cache) the scene with this hash and sets up its renderer.
+  // Render thread only. Throws Error with the reason.
+  std::shared_ptr<LoadedScene> load(uint64_t hash);
+
+  // Verifies a pushed file (size, hash, every section and index) and moves it into the
+  // directory under `name` (or name-<hash>.tpk if that is taken by other content), then loads it.
+  // Render thread only. Throws Error with the reason; the temporary file is removed either way.
+  std::shared_ptr<LoadedScene> adopt_pushed(const std::filesystem::path& temp_file, uint64_t hash,
+                                            const std::string& name);
+
+  // A fresh path in the directory for an incoming push.
+  std::filesystem::path temp_path_for_push(uint64_t hash) const;
+
+ private:
+  struct Entry {
+    std::filesystem::path path;
+    uint64_t size = 0;
+  };
+  std::shared_ptr<LoadedScene> make_loaded(PackedScene scene, uint64_t hash, const std::string& name, double read_ms);
+
+  std::filesystem::path dir_;
+  RendererOptions renderer_options_;
+  size_t cache_size_;
+  mutable std::mutex mutex_;
+  std::map<uint64_t, Entry> index_;
+  std::vector<std::shared_ptr<LoadedScene>> cache_;  // most recently used last; render thread only
+};
+
+}  // namespace tessera::worker

@@ -1,0 +1,23 @@
+#pragma once
+// Settings of a worker daemon that its sessions need (from the command line).
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace tessera::worker {
+
+struct WorkerConfig {
+  std::string name;                 // shown to masters and in logs
+  std::string secret;               // shared secret (never logged)
+  std::string device = "auto";      // --device
+  unsigned host_threads = 0;        // --threads (host backend; 0 = all cores)
+  uint64_t gpu_memory_limit = 0;    // --gpu-mem-limit, 0 = none
+  uint64_t max_scene_bytes = uint64_t(4) << 30;  // largest scene accepted by push
+  unsigned max_connections = 32;
+  unsigned slowdown_ms = 0;         // --slowdown-ms: sleep after every tile (emulates a slower device)
+  std::chrono::milliseconds handshake_timeout{10000};
+  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds heartbeat_timeout{30000};  // a master silent this long is gone
+};
+
+}  // namespace tessera::worker

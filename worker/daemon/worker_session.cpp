@@ -1,0 +1,416 @@
+#include "worker/daemon/worker_session.h"
+
+#include <chrono>
+#include <thread>
+
+#include "common/base/error.h"
+#include "common/base/hash.h"
+#include "common/net/auth.h"
+#include "common/net/log.h"
+#include "common/net/message_limits.h"
+#include "common/net/protocol.h"
+#include "common/net/tile_codec.h"
+#include "worker/daemon/frame_setup.h"
+
+namespace tessera::worker {
+
+using net::ProtocolError;
+
+namespace {
+
+constexpr size_t kMaxFramesKept = 16;               // frames a connection may have open at once
+constexpr uint64_t kMaxQueuedTiles = 2 * net::kMaxTilesPerFrame;
+constexpr size_t kSendBacklogBytes = 64u << 20;     // render thread waits above this much unsent output
+constexpr int kDefaultZstdLevel = 1;
+
+}  // namespace
+
+struct WorkerSession::Frame {
+  uint64_t id = 0;
+  std::shared_ptr<LoadedScene> scene;
+  net::TileGrid grid;
+  std::array<CameraParams, 2> cameras{};
+  RenderSettings settings{};
+  wire::ReplyMode reply = wire::BATCH;
+  int zstd_level = kDefaultZstdLevel;
+  std::atomic<bool> canceled{false};
+  // Guarded by the session's mutex.
+  uint32_t queued = 0;
+  wire::Envelope batch;
+  size_t batch_bytes = 0;
+};
+
+WorkerSession::WorkerSession(std::shared_ptr<net::Connection> connection, WorkerContext context)
+    : connection_(std::move(connection)), context_(context) {}
+
+WorkerSession::~WorkerSession() { abort_push(); }
+
+void WorkerSession::start(std::function<void(const std::string&)> on_closed) {
+  on_closed_ = std::move(on_closed);
+  connection_->set_deadline(context_.config.handshake_timeout, "no handshake within the time limit");
+  connection_->set_read_pause_threshold(kSendBacklogBytes);
+  auto self = shared_from_this();
+  connection_->start([self](wire::Envelope& m) { self->on_message(m); },
+                     [self](const std::string& reason) {
+                       for (auto& [id, frame] : self->frames_) frame->canceled = true;
+                       self->frames_.clear();
+                       self->abort_push();
+                       self->scene_.reset();
+                       if (self->on_closed_) self->on_closed_(reason);
+                       self->on_closed_ = nullptr;
+                     });
+}
+
+void WorkerSession::refuse(const std::string& reason) {
+  context_.counters.rejected++;
+  wire::Envelope m;
+  m.mutable_refused()->set_reason(reason);
+  connection_->send(m);
+  connection_->close_after_flush("refused: " + reason);
+}
+
+void WorkerSession::send_error(wire::ErrorMessage::Code code, const std::string& message, uint64_t frame_id) {
+  net::log_warning(peer() + ": " + message);
+  wire::Envelope m;
+  m.mutable_error()->set_code(code);
+  m.mutable_error()->set_message(message);
+  m.mutable_error()->set_frame_id(frame_id);
+  connection_->send(m);
+}
+
+void WorkerSession::on_message(wire::Envelope& message) {
+  const auto body = message.body_case();
+  if (body == wire::Envelope::kError) {  // informational from the master; fatal ones close the link
+    net::log_warning(peer() + " reports: " + message.error().message());
+    if (message.error().fatal()) connection_->close("the master ended the connection: " + message.error().message());
+    return;
+  }
+  switch (state_) {
+    case State::await_hello:
+      if (body != wire::Envelope::kHello) throw ProtocolError("expected hello, got " + net::body_name(message));
+      return handle_hello(message.hello());
+    case State::await_proof:
+      if (body == wire::Envelope::kRefused) {
+        context_.counters.rejected++;
+        return connection_->close("the master refused this worker: " + message.refused().reason());
+      }
+      if (body != wire::Envelope::kProof) throw ProtocolError("expected proof, got " + net::body_name(message));
+      return handle_proof(message.proof());
+    case State::ready: break;
+  }
+  switch (body) {
+    case wire::Envelope::kHeartbeat: return;
+    case wire::Envelope::kLoadScene: return handle_load_scene(message.load_scene());
+    case wire::Envelope::kSceneChunk: return handle_scene_chunk(message.scene_chunk());
+    case wire::Envelope::kFrameRequest: return handle_frame_request(message.frame_request());
+    case wire::Envelope::kTileAssign: return handle_tile_assign(message.tile_assign());
+    case wire::Envelope::kCancelFrame: return handle_cancel(message.cancel_frame());
+    case wire::Envelope::kStatsRequest: {
+      wire::Envelope reply;
+      auto& s = *reply.mutable_worker_stats();
+      s.set_tiles_rendered(context_.counters.tiles_rendered);
+      s.set_frames(context_.counters.frames);
+      s.set_busy_us(context_.counters.busy_us);
+      s.set_bytes_sent(connection_->bytes_sent());
+      s.set_bytes_received(connection_->bytes_received());
+      s.set_connections(context_.counters.connections);
+      s.set_connections_rejected(context_.counters.rejected);
+      connection_->send(reply);
+      return;
+    }
+    default: throw ProtocolError("unexpected " + net::body_name(message) + " after the handshake");
+  }
+}
+
+void WorkerSession::handle_hello(const wire::Hello& hello) {
+  if (hello.protocol_version() != net::kProtocolVersion)
+    return refuse("protocol version mismatch: the master speaks version " + std::to_string(hello.protocol_version()) +
+                  ", this worker speaks version " + std::to_string(net::kProtocolVersion));
+  if (hello.nonce().size() != net::kNonceBytes) throw ProtocolError("hello with a nonce of the wrong size");
+  master_nonce_ = hello.nonce();
+  worker_nonce_ = net::random_nonce();
+  wire::Envelope m;
+  auto& c = *m.mutable_challenge();
+  c.set_protocol_version(net::kProtocolVersion);
+  c.set_nonce(worker_nonce_);
+  c.set_proof(net::make_proof(context_.config.secret, net::Role::worker, net::kProtocolVersion, master_nonce_, worker_nonce_));
+  c.set_worker_name(context_.config.name);
+  connection_->send(m);
+  state_ = State::await_proof;
+}
+
+void WorkerSession::handle_proof(const wire::Proof& proof) {
+  if (proof.proof().empty()) return refuse("authentication failed: the master sent no secret proof");
+  if (!net::check_proof(context_.config.secret, net::Role::master, net::kProtocolVersion, master_nonce_, worker_nonce_, proof.proof()))
+    return refuse("authentication failed: wrong shared secret");
+  state_ = State::ready;
+  connection_->cancel_deadline();
+  connection_->set_frame_limit(net::kMaxFrameBytes);
+  context_.counters.connections++;
+  auto self = weak_from_this();
+  connection_->enable_heartbeats(context_.config.heartbeat_interval, context_.config.heartbeat_timeout, [this, self] {
+    wire::Heartbeat beat;
+    if (self.lock()) {
+      beat.set_tiles_rendered(context_.counters.tiles_rendered);
+      beat.set_busy(context_.render.busy());
+    }
+    return beat;
+  });
+  wire::Envelope m;
+  auto& info = *m.mutable_welcome()->mutable_info();
+  info.set_name(context_.config.name);
+  info.set_device(context_.config.device);
+  info.set_gpu_memory_limit(context_.config.gpu_memory_limit);
+  info.set_host_threads(context_.config.host_threads);
+  info.add_modes(net::kRaytraceMode);
+  for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
+  info.set_max_scene_bytes(context_.config.max_scene_bytes);
+  info.set_version("tessera-worker protocol " + std::to_string(net::kProtocolVersion));
+  connection_->send(m);
+  net::log_info(peer() + ": master authenticated");
+}
+
+void WorkerSession::handle_load_scene(const wire::LoadScene& load) {
+  if (push_.file) throw ProtocolError("load_scene while a scene push is still in progress");
+  if (scene_loading_) throw ProtocolError("load_scene while the previous scene is still loading");
+  const uint64_t hash = load.content_hash();
+  if (scene_ && scene_->hash == hash) {
+    wire::Envelope m;
+    auto& status = *m.mutable_scene_status();
+    status.set_content_hash(hash);
+    status.set_state(wire::SceneStatus::READY);
+    status.set_device(scene_->renderer->description());
+    status.set_device_bytes(scene_->renderer->scene_device_bytes());
+    connection_->send(m);
+    return;
+  }
+  scene_.reset();
+  if (context_.scenes.has(hash)) return load_scene_async(hash, load.name(), {});
+  wire::Envelope m;
+  auto& status = *m.mutable_scene_status();
+  status.set_content_hash(hash);
+  if (load.size_bytes() == 0 || load.size_bytes() > context_.config.max_scene_bytes) {
+    status.set_state(wire::SceneStatus::FAILED);
+    status.set_message("scene of " + std::to_string(load.size_bytes()) + " bytes: this worker accepts 1.." +
+                       std::to_string(context_.config.max_scene_bytes) + " bytes");
+    connection_->send(m);
+    return;
+  }
+  push_.hash = hash;
+  push_.size = load.size_bytes();
+  push_.received = 0;
+  push_.name = load.name();
+  push_.temp = context_.scenes.temp_path_for_push(hash);
+  push_.file = std::fopen(push_.temp.c_str(), "wb");
+  if (!push_.file) {
+    status.set_state(wire::SceneStatus::FAILED);
+    status.set_message("scene " + hash64_hex(hash) + " is missing and the scene directory is not writable");
+    connection_->send(m);
+    return;
+  }
+  net::log_info(peer() + ": scene " + hash64_hex(hash) + " (" + load.name() + ") missing, asking for a push");
+  status.set_state(wire::SceneStatus::MISSING);
+  connection_->send(m);
+}
+
+void WorkerSession::abort_push() {
+  if (!push_.file) return;
+  std::fclose(push_.file);
+  push_.file = nullptr;
+  std::error_code ec;
+  std::filesystem::remove(push_.temp, ec);
+}
+
+void WorkerSession::handle_scene_chunk(const wire::SceneChunk& chunk) {
+  if (!push_.file) throw ProtocolError("scene chunk without a load_scene that asked for it");
+  if (chunk.content_hash() != push_.hash || chunk.total_size() != push_.size || chunk.offset() != push_.received ||
+      chunk.data().size() > push_.size - push_.received)
+    throw ProtocolError("scene chunk out of order or inconsistent with the announced scene");
+  if (std::fwrite(chunk.data().data(), 1, chunk.data().size(), push_.file) != chunk.data().size()) {
+    abort_push();
+    throw ProtocolError("cannot write the pushed scene into the scene directory (disk full?)");
+  }
+  push_.received += chunk.data().size();
+  if (push_.received < push_.size) {
+    if (chunk.last()) throw ProtocolError("scene push ended early");
+    return;
+  }
+  const bool ok = std::fclose(push_.file) == 0;
+  push_.file = nullptr;
+  if (!ok) {
+    abort_push();
+    throw ProtocolError("cannot write the pushed scene into the scene directory");
+  }
+  load_scene_async(push_.hash, push_.name, push_.temp.string());
+}
+
+void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file) {
+  scene_loading_ = true;
+  auto self = shared_from_this();
+  context_.render.post([self, hash, name, pushed_file] {
+    std::shared_ptr<LoadedScene> loaded;
+    std::string failure;
+    try {
+      loaded = pushed_file.empty() ? self->context_.scenes.load(hash) : self->context_.scenes.adopt_pushed(pushed_file, hash, name);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    asio::post(self->connection_->executor(), [self, hash, loaded, failure] {
+      self->scene_loading_ = false;
+      if (!self->connection_->is_open()) return;
+      wire::Envelope m;
+      auto& status = *m.mutable_scene_status();
+      status.set_content_hash(hash);
+      if (loaded) {
+        self->scene_ = loaded;
+        status.set_state(wire::SceneStatus::READY);
+        status.set_device(loaded->renderer->description());
+        status.set_device_bytes(loaded->renderer->scene_device_bytes());
+        status.set_load_ms(loaded->load_ms);
+        net::log_info(self->peer() + ": scene " + loaded->name + " ready on " + loaded->renderer->description());
+      } else {
+        status.set_state(wire::SceneStatus::FAILED);
+        status.set_message(failure);
+        net::log_warning(self->peer() + ": scene " + hash64_hex(hash) + " failed: " + failure);
+      }
+      self->connection_->send(m);
+    });
+  });
+}
+
+void WorkerSession::handle_frame_request(const wire::FrameRequest& request) {
+  const uint64_t id = request.frame_id();
+  if (id <= last_frame_id_)
+    throw ProtocolError("frame " + std::to_string(id) + " after frame " + std::to_string(last_frame_id_) + " (frame ids must increase)");
+  last_frame_id_ = id;
+  if (!scene_ || scene_->hash != request.scene_hash())
+    return send_error(wire::ErrorMessage::SCENE,
+                      "frame " + std::to_string(id) + " asks for scene " + hash64_hex(request.scene_hash()) +
+                          (scene_ ? ", but " + hash64_hex(scene_->hash) + " is loaded" : ", but no scene is loaded"),
+                      id);
+  if (request.mode_case() != wire::FrameRequest::kRaytrace)
+    return send_error(wire::ErrorMessage::UNSUPPORTED_MODE,
+                      "frame " + std::to_string(id) + " asks for a render mode this worker does not implement (it has: raytrace)", id);
+  auto frame = std::make_shared<Frame>();
+  frame->id = id;
+  frame->scene = scene_;
+  try {
+    const uint32_t eyes = request.eyes().layout() == wire::Eyes::STEREO ? 2 : 1;
+    frame->grid = net::TileGrid(request.image().width(), request.image().height(), request.image().tile_size(), eyes);
+    for (uint32_t eye = 0; eye < eyes; ++eye) frame->cameras[eye] = camera_for_eye(request, eye);
+    frame->settings = raytrace_settings(request.raytrace(), scene_->scene);
+    if (request.reply() != wire::BATCH && request.reply() != wire::EACH_TILE) throw Error("no reply mode");
+    if (request.encoding() == wire::RAW_RGBA8)
+      frame->zstd_level = 0;
+    else if (request.encoding() == wire::ZSTD_RGBA8)
+      frame->zstd_level = request.zstd_level() == 0 ? kDefaultZstdLevel : std::clamp(request.zstd_level(), 1, 19);
+    else
+      throw Error("unknown tile encoding");
+    frame->reply = request.reply();
+  } catch (const Error& e) {
+    return send_error(wire::ErrorMessage::BAD_REQUEST, "frame " + std::to_string(id) + ": " + e.what(), id);
+  }
+  // Keep a bounded number of frames: the oldest finished ones go first.
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = frames_.begin(); it != frames_.end() && frames_.size() >= kMaxFramesKept;)
+      it = it->second->queued == 0 ? frames_.erase(it) : std::next(it);
+  }
+  if (frames_.size() >= kMaxFramesKept)
+    throw ProtocolError("more than " + std::to_string(kMaxFramesKept) + " frames in flight on one connection");
+  frames_[id] = frame;
+  context_.counters.frames++;
+  queue_tiles(frame, request.tiles());
+}
+
+void WorkerSession::handle_tile_assign(const wire::TileAssign& assign) {
+  const auto it = frames_.find(assign.frame_id());
+  if (it == frames_.end())
+    return send_error(wire::ErrorMessage::BAD_REQUEST, "tiles for unknown frame " + std::to_string(assign.frame_id()),
+                      assign.frame_id());
+  queue_tiles(it->second, assign.tiles());
+}
+
+void WorkerSession::handle_cancel(const wire::CancelFrame& cancel) {
+  const auto it = frames_.find(cancel.frame_id());
+  if (it == frames_.end()) return;
+  it->second->canceled = true;
+  std::lock_guard lock(mutex_);
+  queued_tiles_ -= it->second->queued;
+  it->second->queued = 0;
+  frames_.erase(it);
+}
+
+void WorkerSession::queue_tiles(const std::shared_ptr<Frame>& frame, const google::protobuf::RepeatedField<uint32_t>& tiles) {
+  for (uint32_t tile : tiles)
+    if (tile >= frame->grid.tile_count())
+      throw ProtocolError("tile " + std::to_string(tile) + " outside frame " + std::to_string(frame->id) + "'s " +
+                          std::to_string(frame->grid.tile_count()) + " tiles");
+  {
+    std::lock_guard lock(mutex_);
+    if (queued_tiles_ + tiles.size() > kMaxQueuedTiles)
+      throw ProtocolError("more than " + std::to_string(kMaxQueuedTiles) + " tiles queued on one connection");
+    queued_tiles_ += tiles.size();
+    frame->queued += tiles.size();
+  }
+  auto self = shared_from_this();
+  for (uint32_t tile : tiles) context_.render.post([self, frame, tile] { self->render_tile(frame, tile); });
+}
+
+void WorkerSession::wait_for_send_room() const {
+  while (connection_->is_open() && connection_->queued_bytes() > kSendBacklogBytes)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+void WorkerSession::render_tile(const std::shared_ptr<Frame>& frame, uint32_t tile) {
+  if (frame->canceled || !connection_->is_open()) return;
+  wait_for_send_room();
+  const net::TileSpec spec = frame->grid.tile(tile);
+  std::vector<uint32_t> pixels(size_t(spec.width) * spec.height);
+  wire::TileResult result;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    frame->scene->renderer->render_raytrace(frame->cameras[spec.eye], frame->settings, {spec.x0, spec.y0, spec.width, spec.height},
+                                            pixels);
+  } catch (const std::exception& e) {
+    frame->canceled = true;
+    auto self = shared_from_this();
+    const std::string message = "rendering tile " + std::to_string(tile) + " of frame " + std::to_string(frame->id) + " failed: " + e.what();
+    asio::post(connection_->executor(), [self, message, id = frame->id] { self->send_error(wire::ErrorMessage::RENDER, message, id); });
+    return;
+  }
+  if (context_.config.slowdown_ms) std::this_thread::sleep_for(std::chrono::milliseconds(context_.config.slowdown_ms));
+  const auto render_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  context_.counters.tiles_rendered++;
+  context_.counters.busy_us += uint64_t(render_us);
+  result.set_frame_id(frame->id);
+  result.set_tile_id(tile);
+  result.set_x0(spec.x0);
+  result.set_y0(spec.y0);
+  result.set_width(spec.width);
+  result.set_height(spec.height);
+  result.set_render_us(uint32_t(std::min<int64_t>(render_us, UINT32_MAX)));
+  net::encode_tile_pixels(pixels, frame->zstd_level, result);
+
+  std::lock_guard lock(mutex_);
+  if (frame->canceled) return;
+  --frame->queued;
+  --queued_tiles_;
+  if (frame->reply == wire::EACH_TILE) {
+    wire::Envelope m;
+    *m.mutable_tile_result() = std::move(result);
+    connection_->send(m);
+    return;
+  }
+  frame->batch_bytes += result.data().size();
+  auto& batch = *frame->batch.mutable_tile_batch();
+  batch.set_frame_id(frame->id);
+  *batch.add_tiles() = std::move(result);
+  if (frame->queued == 0 || frame->batch_bytes >= net::kMaxBatchPayloadBytes) {
+    connection_->send(frame->batch);
+    frame->batch.Clear();
+    frame->batch_bytes = 0;
+  }
+}
+
+}  // namespace tessera::worker

@@ -1,0 +1,113 @@
+// tessera-worker: the render daemon a master drives over the network.
+#include <CLI/CLI.hpp>
+#include <asio.hpp>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+#include <unistd.h>
+
+#include "common/base/error.h"
+#include "common/base/file_io.h"
+#include "common/cl/memory_size.h"
+#include "common/net/address.h"
+#include "common/net/auth.h"
+#include "common/net/log.h"
+#include "worker/daemon/worker_server.h"
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  CLI::App app{
+      "tessera-worker: render daemon of a Tessera cluster. Listens for masters, proves and checks the shared\n"
+      "secret, loads scenes from its scene directory by content hash (or takes them pushed by the master,\n"
+      "verified, into that directory) and renders the tiles it is asked for on its own render thread while\n"
+      "the network thread sends finished tiles back. Stops cleanly on SIGINT/SIGTERM.",
+      "tessera-worker"};
+  std::string listen = "0.0.0.0:7100", scenes_dir, secret_file, device = "auto", mem_limit, name, port_file, max_scene = "4G";
+  unsigned threads = 0, max_connections = 32, slowdown_ms = 0;
+  double heartbeat_timeout = 30;
+  bool quiet = false;
+  app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port, see --port-file)")->capture_default_str();
+  app.add_option("--scenes", scenes_dir, "Scene directory: .tpk files, indexed by content hash; pushed scenes land here")
+      ->required();
+  app.add_option("--secret-file", secret_file, "File holding the cluster's shared secret (at least 16 bytes)")->required();
+  app.add_option("--device", device, "auto | gpu | cpu | <index> (OpenCL; cpu = PoCL) | host (kernels compiled for this CPU)")
+      ->capture_default_str();
+  app.add_option("--gpu-mem-limit", mem_limit, "Refuse scenes that need more device memory, e.g. 950M");
+  app.add_option("--threads", threads, "Render threads of the host backend (0 = all cores)")->capture_default_str();
+  app.add_option("--name", name, "Name shown to masters (default: host name and port)");
+  app.add_option("--port-file", port_file, "Write the bound HOST:PORT here once listening (for scripts and tests)");
+  app.add_option("--max-scene-size", max_scene, "Largest scene a master may push, e.g. 2G")->capture_default_str();
+  app.add_option("--max-connections", max_connections, "Connections served at once; more are refused")
+      ->capture_default_str()->check(CLI::Range(1u, 1024u));
+  app.add_option("--heartbeat-timeout", heartbeat_timeout, "Seconds of silence after which a master counts as gone")
+      ->capture_default_str()->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--slowdown-ms", slowdown_ms, "Sleep this long after every tile: emulates a slower device (tests, "
+                                               "load-balancing experiments)")
+      ->capture_default_str();
+  app.add_flag("--quiet", quiet, "Log only warnings");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "tessera-worker: error: %s (see --help)\n", e.what());
+    return 2;
+  }
+  net::set_log_program("tessera-worker");
+  net::set_log_quiet(quiet);
+  try {
+    worker::WorkerConfig config;
+    config.secret = net::load_secret(secret_file);
+    config.device = device;
+    config.host_threads = threads;
+    if (!mem_limit.empty()) config.gpu_memory_limit = cl::parse_memory_size(mem_limit);
+    config.max_scene_bytes = cl::parse_memory_size(max_scene);
+    config.max_connections = max_connections;
+    config.slowdown_ms = slowdown_ms;
+    config.heartbeat_timeout = std::chrono::milliseconds(int64_t(heartbeat_timeout * 1000));
+    const net::HostPort address = net::parse_host_port(listen, "--listen", true);
+    if (device != "host" && threads != 0) throw Error("--threads applies to --device host only");
+
+    RendererOptions renderer;
+    renderer.device = device;
+    if (config.gpu_memory_limit) renderer.gpu_memory_limit = config.gpu_memory_limit;
+    renderer.host_threads = threads;
+    worker::SceneStore scenes(scenes_dir, renderer);
+    worker::RenderThread render;
+    worker::WorkerCounters counters;
+
+    asio::io_context io;
+    worker::WorkerServer server(io, {config, scenes, render, counters});
+    const net::HostPort bound = server.listen(address);
+    if (name.empty()) {
+      char host[256] = "worker";
+      ::gethostname(host, sizeof host - 1);
+      name = std::string(host) + ":" + std::to_string(bound.port);
+    }
+    config.name = name;
+    if (!port_file.empty()) {
+      const std::string text = bound.text() + "\n";
+      write_file_atomically(port_file, text.data(), text.size());
+    }
+    net::log_info("listening on " + bound.text() + " as '" + name + "' (device " + device + ", " +
+                  std::to_string(scenes.entries().size()) + " scenes in " + scenes.dir().string() + ")");
+
+    std::signal(SIGPIPE, SIG_IGN);
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const asio::error_code& ec, int signal) {
+      if (ec) return;
+      net::log_info(std::string("caught ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
+      server.stop("the worker is shutting down");
+      render.stop();
+      // Let the closes run, then leave the loop.
+      asio::post(io, [&] { io.stop(); });
+    });
+    io.run();
+    render.stop();
+    net::log_info("stopped (" + std::to_string(counters.tiles_rendered.load()) + " tiles rendered)");
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera-worker: error: %s\n", e.what());
+    return 1;
+  }
+}
