@@ -10,18 +10,26 @@
 //   occupancy(t, n) = area of (bbox(t) clipped to B) projected onto the split plane
 //                     / area of B's cross-section in that plane                 (0 if that is 0)
 //   frequency(t, n) = leaves of subtree(n) holding t / leaves of subtree(n)      (empty leaves count)
-// A candidate with occupancy >= tau_occupancy and frequency >= tau_frequency moves into n, most
+// A candidate with occupancy >= tau_occupancy and frequency >= tau_frequency may move into n, most
 // frequent first (ties: lower triangle index), at most 1 (Choi) or 2 (Seo) a node and at most
 // max_path_references in total over the inner nodes of any root-to-leaf path; it is removed from
-// every leaf below n (the traversal tests it whenever it visits n). Then, bottom-up, a subtree
+// every leaf below n (the traversal tests it whenever it visits n). It moves only if that saves
+// memory: the leaf-reference bytes it frees (4 per list of 3+ it leaves, 8 per list of 2, which
+// becomes an inline single) must exceed what it costs: 8 bytes (the node's extra slot) for a
+// node's first reference, nothing for the second. Otherwise Choi trees can outgrow standard
+// ones with our memory-first SAH constants. Then, bottom-up, a subtree
 // becomes a single leaf holding all triangles of its leaves and inner nodes when the SAH says that
 // leaf is not more expensive than the subtree:
 //   C(leaf) = K_I * triangles
 //   C(inner) = lambda * (K_T + P_below * C(below) + P_above * C(above)) + K_I * references,
 //   lambda = 1 - empty bonus when a child is an empty leaf (the build's own rule).
 // Empty subtrees collapse into one empty leaf. Without moves nothing would collapse, since the
-// greedy build only split where splitting was cheaper. Every choice is ordered by counts and
-// triangle indices, so the output is deterministic.
+// greedy build only split where splitting was cheaper. The byte estimate above cannot see that
+// the layout writer already shares references between neighbouring leaves, so as a last guard a
+// Choi tree is also written without references and a Seo tree also as Choi and standard trees, and
+// the smallest result is kept (ties go to the requested variant): Seo <= Choi <= standard in bytes
+// always holds. Every choice is ordered by counts and triangle indices, so the output is
+// deterministic.
 #include "scene-packer/kdtree_builder.h"
 
 #include <cmath>
@@ -61,34 +69,43 @@ void validate(std::span<const float> positions, std::span<const uint32_t> triang
     if (!std::isfinite(x)) throw Error("kd-tree build: non-finite vertex coordinate");
 }
 
+size_t packed_bytes(const PackedKdTree& t) { return sizeof(uint32_t) * (t.nodes.size() + t.leaf_refs.size()); }
+
 }  // namespace
 
 PackedKdTree build_kdtree(std::span<const float> positions, std::span<const uint32_t> triangles,
                           const KdBuildOptions& options) {
   validate(positions, triangles);
   const kd::Mesh mesh{positions, triangles};
-  const bool with_refs = options.variant != KdVariant::Standard;
   // Progress: the SAH build is by far the longest part.
-  const double build_share = with_refs ? 0.85 : 0.95;
+  const double build_share = options.variant == KdVariant::Standard ? 0.95 : 0.85;
   std::function<void(double)> build_progress;
   if (options.progress) build_progress = [&](double f) { options.progress(f * build_share); };
 
-  kd::Tree tree = kd::build_sah_tree(mesh, mesh_bounds(mesh), kd::default_max_depth(mesh.triangle_count()),
-                                     build_progress);
-  if (with_refs) {
+  const kd::Tree tree = kd::build_sah_tree(mesh, mesh_bounds(mesh), kd::default_max_depth(mesh.triangle_count()),
+                                           build_progress);
+  auto pack = [](const kd::Tree& t) {
+    PackedKdTree out;
+    kd::write_layout(t, &out);
+    out.stats = kd::tree_stats(t);
+    return out;
+  };
+  PackedKdTree best = pack(tree);
+  const uint32_t max_refs = options.variant == KdVariant::Seo ? 2 : options.variant == KdVariant::Choi ? 1 : 0;
+  for (uint32_t refs_per_node = 1; refs_per_node <= max_refs; ++refs_per_node) {
+    kd::Tree with_refs_tree = tree;
     kd::InnerRefOptions refs;
-    refs.max_refs_per_node = options.variant == KdVariant::Choi ? 1 : 2;
+    refs.max_refs_per_node = refs_per_node;
     refs.tau_occupancy = options.tau_occupancy;
     refs.tau_frequency = options.tau_frequency;
     refs.max_path_references = options.max_path_references;
-    kd::add_inner_references(tree, mesh, refs);
-    if (options.progress) options.progress(0.95);
+    kd::add_inner_references(with_refs_tree, mesh, refs);
+    PackedKdTree candidate = pack(with_refs_tree);
+    if (packed_bytes(candidate) <= packed_bytes(best)) best = std::move(candidate);
+    if (options.progress) options.progress(build_share + (1.0 - build_share) * refs_per_node / (max_refs + 1.0));
   }
-  PackedKdTree out;
-  kd::write_layout(tree, &out);
-  out.stats = kd::tree_stats(tree);
   if (options.progress) options.progress(1.0);
-  return out;
+  return best;
 }
 
 }  // namespace tessera::pack

@@ -3,7 +3,6 @@
 #include "scene-packer/kdtree_inner_refs.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace tessera::pack::kd {
 namespace {
@@ -32,6 +31,7 @@ class InnerRefPass {
         options_(options),
         count_below_(mesh.triangle_count(), 0),
         count_above_(mesh.triangle_count(), 0),
+        saving_(mesh.triangle_count(), 0),
         mark_(mesh.triangle_count(), 0) {}
 
   void run() {
@@ -43,6 +43,7 @@ class InnerRefPass {
   struct Candidate {
     uint32_t tri;
     uint32_t leaves;
+    uint32_t saving;  // bytes of leaf references freed by moving it
   };
   struct Collapse {
     double cost;
@@ -71,21 +72,27 @@ class InnerRefPass {
       if (count_below_[t] > 0 && count_above_[t] > 0 &&
           double(in_leaves) >= double(options_.tau_frequency) * double(leaves) &&
           occupancy(mesh_.triangle_bounds(t), box, int(n.axis)) >= options_.tau_occupancy)
-        chosen.push_back({t, in_leaves});
-      count_below_[t] = count_above_[t] = 0;
+        chosen.push_back({t, in_leaves, saving_[t]});
+      count_below_[t] = count_above_[t] = saving_[t] = 0;
     }
     if (chosen.empty()) return;
     std::sort(chosen.begin(), chosen.end(), [](const Candidate& a, const Candidate& b) {
       return a.leaves != b.leaves ? a.leaves > b.leaves : a.tri < b.tri;
     });
-    chosen.resize(std::min<size_t>(chosen.size(), capacity));
+    // The node's first reference costs an 8-byte slot, a second one nothing: a candidate moves
+    // only when it frees more than that.
+    std::vector<uint32_t> moved;
     for (const Candidate& c : chosen) {
+      if (n.ref_count >= capacity) break;
+      if (c.saving <= (n.ref_count == 0 ? 8u : 0u)) continue;
       n.refs[n.ref_count++] = c.tri;
       mark_[c.tri] = 1;
+      moved.push_back(c.tri);
     }
+    if (moved.empty()) return;
     remove_marked(n.below);
     remove_marked(n.above);
-    for (const Candidate& c : chosen) mark_[c.tri] = 0;
+    for (uint32_t t : moved) mark_[t] = 0;
   }
 
   // Counts, per triangle, the leaves of the subtree holding it; returns the number of leaves.
@@ -100,11 +107,14 @@ class InnerRefPass {
         stack_.push_back(n.below);
         continue;
       }
-      if (n.count > 0 || !std::getenv("KD_NOEMPTY")) ++leaves;
+      ++leaves;
+      // Leaving a list of 3+ frees 4 bytes, one of 2 frees 8 (the other goes inline), 1 nothing.
+      const uint32_t saving = n.count >= 3 ? 4 : n.count == 2 ? 8 : 0;
       for (uint32_t i = n.first; i < n.first + n.count; ++i) {
         const uint32_t t = tree_.leaf_tris[i];
         if (count_below_[t] == 0 && count_above_[t] == 0) touched_.push_back(t);
         ++counts[t];
+        saving_[t] += saving;
       }
     }
     return leaves;
@@ -178,7 +188,7 @@ class InnerRefPass {
   Tree& tree_;
   const Mesh& mesh_;
   const InnerRefOptions options_;
-  std::vector<uint32_t> count_below_, count_above_;  // per triangle, zero between uses
+  std::vector<uint32_t> count_below_, count_above_, saving_;  // per triangle, zero between uses
   std::vector<uint8_t> mark_;                         // per triangle, zero between uses
   std::vector<uint32_t> touched_, stack_, union_;
 };

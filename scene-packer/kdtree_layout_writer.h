@@ -5,8 +5,9 @@
 
 namespace tessera::pack::kd {
 
-// Fills out->nodes and out->leaf_refs (not the stats). Leaves with identical triangle lists share
-// one run of leaf_refs. Throws Error when the tree exceeds the layout's index ranges.
+// Fills out->nodes and out->leaf_refs (not the stats). Lists of neighbouring leaves overlap in
+// leaf_refs where they share triangles, and identical lists are stored once, so runs of different
+// leaves may overlap. Throws Error when the tree exceeds the layout's index ranges.
 void write_layout(const Tree& tree, PackedKdTree* out);
 
 }  // namespace tessera::pack::kd

@@ -288,7 +288,7 @@ class SahBuilder {
 
 uint32_t default_max_depth(uint64_t triangle_count) {
   const double n = double(std::max<uint64_t>(triangle_count, 1));
-  return std::min<uint32_t>(kMaxDepthCap, uint32_t(std::lround(kd_env("KD_D0", 8.0) + kd_env("KD_D1", 1.3) * std::log2(n))));
+  return std::min<uint32_t>(kMaxDepthCap, uint32_t(std::lround(8.0 + 1.3 * std::log2(n))));
 }
 
 Tree build_sah_tree(const Mesh& mesh, const Box& bounds, uint32_t max_depth,
