@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   rays->add_option("--device", options.device, "auto | gpu | cpu | <index>")->capture_default_str();
   rays->add_option("--size", options.size, "Square image size in pixels")->capture_default_str()->check(CLI::Range(16u, 8192u));
   rays->add_option("--passes", options.passes, "Timed passes after the warm-up")->capture_default_str()->check(CLI::Range(5, 1000));
+  std::string local = "8x8";
+  rays->add_option("--local", local, "OpenCL work-group shape WxH")->capture_default_str();
   rays->add_option("--embree-threads", options.embree_threads, "Threads for the Embree peer (0: all cores)");
   rays->add_flag("--no-embree", no_embree, "Skip the Embree peer column");
   rays->add_flag("--json", json, "Print one JSON object per scene (a JSON array)");
@@ -37,6 +39,10 @@ int main(int argc, char** argv) {
   }
   try {
     options.embree = !no_embree;
+    char x = 0, extra = 0;
+    if (std::sscanf(local.c_str(), "%u%c%u%c", &options.local_x, &x, &options.local_y, &extra) != 3 || x != 'x' ||
+        options.local_x == 0 || options.local_y == 0 || options.local_x * options.local_y > 1024)
+      throw Error("bad --local '" + local + "' (expected WxH such as 8x8, at most 1024 work-items)");
     nlohmann::json all = nlohmann::json::array();
     for (const auto& scene : scenes) {
       const auto r = bench::run_ray_bench(scene, options);

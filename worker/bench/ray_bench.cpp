@@ -19,11 +19,11 @@ double median(std::vector<double> v) {
 }
 
 // Runs the kernel once to warm up, then `passes` times; median device time in ms.
-double time_kernel(const cl::Device& device, const cl::Kernel& kernel, uint32_t size, int passes) {
-  const size_t global = (size + 7) / 8 * 8;
-  cl::launch_2d(device, kernel, {global, global}, {8, 8}).wait();
+double time_kernel(const cl::Device& device, const cl::Kernel& kernel, uint32_t size, const RayBenchOptions& o) {
+  const size_t gx = (size + o.local_x - 1) / o.local_x * o.local_x, gy = (size + o.local_y - 1) / o.local_y * o.local_y;
+  cl::launch_2d(device, kernel, {gx, gy}, {o.local_x, o.local_y}).wait();
   std::vector<double> ms;
-  for (int i = 0; i < passes; ++i) ms.push_back(cl::launch_2d(device, kernel, {global, global}, {8, 8}).timing().run_ms());
+  for (int i = 0; i < o.passes; ++i) ms.push_back(cl::launch_2d(device, kernel, {gx, gy}, {o.local_x, o.local_y}).timing().run_ms());
   return median(ms);
 }
 
@@ -80,7 +80,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl_uint arg = device_scene.set_scene_args(primary);
   primary.set_arg(arg++, camera);
   primary.set_arg(arg++, hits);
-  const double primary_ms = time_kernel(device, primary, options.size, options.passes);
+  const double primary_ms = time_kernel(device, primary, options.size, options);
   const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
   const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
   result.kinds.push_back({"primary", pixels, primary_ms});
@@ -93,7 +93,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   shadow.set_arg(arg++, light[1]);
   shadow.set_arg(arg++, light[2]);
   shadow.set_arg(arg++, occluded);
-  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, options.size, options.passes)});
+  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, options.size, options)});
 
   cl::Kernel diffuse = program.kernel("bench_diffuse");
   arg = device_scene.set_scene_args(diffuse);
@@ -101,7 +101,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   diffuse.set_arg(arg++, hits);
   diffuse.set_arg(arg++, cl_uint(7));
   diffuse.set_arg(arg++, bounce);
-  result.kinds.push_back({"diffuse", hit_count, time_kernel(device, diffuse, options.size, options.passes)});
+  result.kinds.push_back({"diffuse", hit_count, time_kernel(device, diffuse, options.size, options)});
 
   if (options.embree) result.embree = embree_trace(scene, camera, light, options, result.embree_note);
   return result;

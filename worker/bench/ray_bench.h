@@ -21,6 +21,7 @@ struct RayBenchOptions {
   std::string device = "auto";
   uint32_t size = 1024;  // square image
   int passes = 7;        // timed passes (after one warm-up)
+  uint32_t local_x = 8, local_y = 8;  // OpenCL work-group shape
   bool embree = true;    // trace the same rays with Embree on the CPU, where built in
   unsigned embree_threads = 0;
 };
