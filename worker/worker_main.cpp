@@ -8,6 +8,7 @@
 
 #include "common/base/error.h"
 #include "common/base/file_io.h"
+#include "common/cl/device_selection.h"
 #include "common/cl/memory_size.h"
 #include "common/net/address.h"
 #include "common/net/auth.h"
@@ -67,6 +68,13 @@ int main(int argc, char** argv) {
     config.heartbeat_timeout = std::chrono::milliseconds(int64_t(heartbeat_timeout * 1000));
     const net::HostPort address = net::parse_host_port(listen, "--listen", true);
     if (device != "host" && threads != 0) throw Error("--threads applies to --device host only");
+    if (device == "host") {
+      config.device_name = "host (" + std::to_string(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) + " threads)";
+    } else {  // pick the device now, so a bad --device is an error at start-up, not at the first scene
+      const cl::DeviceInfo picked = cl::select_device(device);
+      config.device_name = picked.name + " (" + picked.platform_name + ")";
+      config.device_memory_bytes = picked.global_mem_bytes;
+    }
 
     RendererOptions renderer;
     renderer.device = device;
@@ -89,7 +97,7 @@ int main(int argc, char** argv) {
       const std::string text = bound.text() + "\n";
       write_file_atomically(port_file, text.data(), text.size());
     }
-    net::log_info("listening on " + bound.text() + " as '" + name + "' (device " + device + ", " +
+    net::log_info("listening on " + bound.text() + " as '" + name + "' (device " + config.device_name + ", " +
                   std::to_string(scenes.entries().size()) + " scenes in " + scenes.dir().string() + ")");
 
     std::signal(SIGPIPE, SIG_IGN);
@@ -98,9 +106,10 @@ int main(int argc, char** argv) {
       if (ec) return;
       net::log_info(std::string("caught ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
       server.stop("the worker is shutting down");
-      render.stop();
-      // Let the closes run, then leave the loop.
-      asio::post(io, [&] { io.stop(); });
+      // Let the closes run (they unblock a render job waiting to send), then leave the loop; the
+      // render thread is joined after it, never from this io thread.
+      auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(100));
+      timer->async_wait([&io, timer](const asio::error_code&) { io.stop(); });
     });
     io.run();
     render.stop();

@@ -17,7 +17,6 @@ OrbitSource::OrbitSource(const tpk::Manifest& scene, unsigned frames_per_revolut
     radius_[i] = scale * 0.5f * (hi[i] - lo[i]);
   }
   const auto& cam = scene.camera().position();
-  if (scene.has_camera() && cam.y() >= lo[1] && cam.y() <= hi[1]) centre_[1] = cam.y();
   if (scene.has_camera()) start_angle_ = std::atan2((cam.z() - centre_[2]) / std::max(radius_[2], 1e-6f),
                                                     (cam.x() - centre_[0]) / std::max(radius_[0], 1e-6f));
   if (radius_[0] <= 0 || radius_[2] <= 0) throw Error("the scene is flat in x or z: no orbit around it");

@@ -1,6 +1,7 @@
 #pragma once
-// A generated orbit: the camera circles the scene's centre on an ellipse inside its bounds, at
-// the default camera's height, looking at the centre; it starts where the default camera is.
+// A generated orbit: the camera circles the centre of the scene's bounds on a horizontal ellipse
+// inside them (radii a share of the half extents), looking at the centre; it starts on the side
+// of the default camera.
 #include "master/pose/pose_source.h"
 
 namespace tessera::master {

@@ -1,5 +1,6 @@
 #pragma once
-// Where head poses come from: a trajectory file, a generated orbit, or a live UDP stream.
+// Where head poses come from: a trajectory file, a generated orbit, the scene's fixed camera, or
+// a live UDP stream.
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,10 +23,10 @@ class PoseSource {
 struct PoseSourceOptions {
   double udp_timeout_seconds = 10;  // UDP: wait this long for the first pose, and end after this long silent
   unsigned orbit_frames = 36;       // orbit: poses per revolution
-  float orbit_scale = 0.6f;         // orbit: ellipse radii as a share of the scene's half extents
+  float orbit_scale = 0.3f;         // orbit: ellipse radii as a share of the scene's half extents
 };
 
-// `spec`: a file path, "orbit", or "udp://HOST:PORT". Throws Error naming the problem.
+// `spec`: a file path, "orbit", "camera", or "udp://HOST:PORT". Throws Error naming the problem.
 std::unique_ptr<PoseSource> make_pose_source(const std::string& spec, const tpk::Manifest& scene, const PoseSourceOptions& options);
 
 }  // namespace tessera::master

@@ -23,6 +23,7 @@ size_t RenderThread::pending() const {
 }
 
 void RenderThread::stop() {
+  stop_flag_ = true;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;

@@ -21,6 +21,8 @@ class RenderThread {
   // Lets the running job finish, drops the queued ones and joins the thread.
   void stop();
   bool busy() const { return busy_ || pending() > 0; }
+  // True once stop() was called: a long-running job should give up.
+  bool stopping() const { return stop_flag_; }
   size_t pending() const;
 
  private:
@@ -31,6 +33,7 @@ class RenderThread {
   std::deque<std::function<void()>> jobs_;
   bool stopping_ = false;
   std::atomic<bool> busy_{false};
+  std::atomic<bool> stop_flag_{false};
   std::thread thread_;
 };
 

@@ -10,6 +10,8 @@ struct WorkerConfig {
   std::string name;                 // shown to masters and in logs
   std::string secret;               // shared secret (never logged)
   std::string device = "auto";      // --device
+  std::string device_name;          // what --device picked, for WorkerInfo
+  uint64_t device_memory_bytes = 0; // its global memory (0: host backend)
   unsigned host_threads = 0;        // --threads (host backend; 0 = all cores)
   uint64_t gpu_memory_limit = 0;    // --gpu-mem-limit, 0 = none
   uint64_t max_scene_bytes = uint64_t(4) << 30;  // largest scene accepted by push

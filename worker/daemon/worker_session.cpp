@@ -1,6 +1,7 @@
 #include "worker/daemon/worker_session.h"
 
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 #include "common/base/error.h"
@@ -22,6 +23,13 @@ constexpr size_t kMaxFramesKept = 16;               // frames a connection may h
 constexpr uint64_t kMaxQueuedTiles = 2 * net::kMaxTilesPerFrame;
 constexpr size_t kSendBacklogBytes = 64u << 20;     // render thread waits above this much unsent output
 constexpr int kDefaultZstdLevel = 1;
+
+// CPU time of the calling thread: render time that other load on the machine does not inflate.
+uint64_t thread_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return uint64_t(t.tv_sec) * 1000000u + uint64_t(t.tv_nsec) / 1000u;
+}
 
 }  // namespace
 
@@ -70,7 +78,8 @@ void WorkerSession::refuse(const std::string& reason) {
 }
 
 void WorkerSession::send_error(wire::ErrorMessage::Code code, const std::string& message, uint64_t frame_id) {
-  net::log_warning(peer() + ": " + message);
+  // A peer repeating one mistake must not flood the log.
+  if (errors_logged_ < 10) net::log_warning(peer() + ": " + message + (++errors_logged_ == 10 ? " (further errors not logged)" : ""));
   wire::Envelope m;
   m.mutable_error()->set_code(code);
   m.mutable_error()->set_message(message);
@@ -147,6 +156,19 @@ void WorkerSession::handle_proof(const wire::Proof& proof) {
   connection_->cancel_deadline();
   connection_->set_frame_limit(net::kMaxFrameBytes);
   context_.counters.connections++;
+  wire::Envelope m;
+  auto& info = *m.mutable_welcome()->mutable_info();
+  info.set_name(context_.config.name);
+  info.set_device(context_.config.device_name);
+  info.set_device_memory_bytes(context_.config.device_memory_bytes);
+  info.set_gpu_memory_limit(context_.config.gpu_memory_limit);
+  info.set_host_threads(context_.config.host_threads);
+  info.add_modes(net::kRaytraceMode);
+  for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
+  info.set_max_scene_bytes(context_.config.max_scene_bytes);
+  info.set_version("tessera-worker protocol " + std::to_string(net::kProtocolVersion));
+  connection_->send(m);
+  // Heartbeats only after the welcome: the master expects it as the next message.
   auto self = weak_from_this();
   connection_->enable_heartbeats(context_.config.heartbeat_interval, context_.config.heartbeat_timeout, [this, self] {
     wire::Heartbeat beat;
@@ -156,17 +178,6 @@ void WorkerSession::handle_proof(const wire::Proof& proof) {
     }
     return beat;
   });
-  wire::Envelope m;
-  auto& info = *m.mutable_welcome()->mutable_info();
-  info.set_name(context_.config.name);
-  info.set_device(context_.config.device);
-  info.set_gpu_memory_limit(context_.config.gpu_memory_limit);
-  info.set_host_threads(context_.config.host_threads);
-  info.add_modes(net::kRaytraceMode);
-  for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
-  info.set_max_scene_bytes(context_.config.max_scene_bytes);
-  info.set_version("tessera-worker protocol " + std::to_string(net::kProtocolVersion));
-  connection_->send(m);
   net::log_info(peer() + ": master authenticated");
 }
 
@@ -280,9 +291,9 @@ void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, con
 
 void WorkerSession::handle_frame_request(const wire::FrameRequest& request) {
   const uint64_t id = request.frame_id();
-  if (id <= last_frame_id_)
-    throw ProtocolError("frame " + std::to_string(id) + " after frame " + std::to_string(last_frame_id_) + " (frame ids must increase)");
-  last_frame_id_ = id;
+  // Ids need not increase (a master hands out a lost worker's older frame later), but a frame
+  // requested twice on one connection is a confused or hostile peer.
+  if (id == 0 || frames_.count(id)) throw ProtocolError("frame " + std::to_string(id) + " requested twice (or id 0)");
   if (!scene_ || scene_->hash != request.scene_hash())
     return send_error(wire::ErrorMessage::SCENE,
                       "frame " + std::to_string(id) + " asks for scene " + hash64_hex(request.scene_hash()) +
@@ -358,7 +369,7 @@ void WorkerSession::queue_tiles(const std::shared_ptr<Frame>& frame, const googl
 }
 
 void WorkerSession::wait_for_send_room() const {
-  while (connection_->is_open() && connection_->queued_bytes() > kSendBacklogBytes)
+  while (connection_->is_open() && !context_.render.stopping() && connection_->queued_bytes() > kSendBacklogBytes)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 
@@ -369,6 +380,7 @@ void WorkerSession::render_tile(const std::shared_ptr<Frame>& frame, uint32_t ti
   std::vector<uint32_t> pixels(size_t(spec.width) * spec.height);
   wire::TileResult result;
   const auto start = std::chrono::steady_clock::now();
+  const uint64_t cpu_start = thread_cpu_us();
   try {
     frame->scene->renderer->render_raytrace(frame->cameras[spec.eye], frame->settings, {spec.x0, spec.y0, spec.width, spec.height},
                                             pixels);
@@ -390,6 +402,7 @@ void WorkerSession::render_tile(const std::shared_ptr<Frame>& frame, uint32_t ti
   result.set_width(spec.width);
   result.set_height(spec.height);
   result.set_render_us(uint32_t(std::min<int64_t>(render_us, UINT32_MAX)));
+  result.set_render_cpu_us(uint32_t(std::min<uint64_t>(thread_cpu_us() - cpu_start, UINT32_MAX)));
   net::encode_tile_pixels(pixels, frame->zstd_level, result);
 
   std::lock_guard lock(mutex_);

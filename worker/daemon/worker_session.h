@@ -69,7 +69,7 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
   // Io thread only.
   std::shared_ptr<LoadedScene> scene_;
   bool scene_loading_ = false;
-  uint64_t last_frame_id_ = 0;
+  unsigned errors_logged_ = 0;
   struct Push {
     uint64_t hash = 0, size = 0, received = 0;
     std::string name;

@@ -1,0 +1,64 @@
+#pragma once
+// The master's side of one worker connection: connect, handshake (version, mutual proof of the
+// shared secret), scene load by hash or push in chunks, then forwarding of tile results and
+// errors to the scheduling thread. Runs on the cluster's io thread; send() and close() may be
+// called from any thread.
+#include <asio.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/net/address.h"
+#include "common/net/connection.h"
+#include "master/cluster/link_event.h"
+#include "master/cluster/scene_file.h"
+
+namespace tessera::master {
+
+struct LinkOptions {
+  std::string secret;
+  std::string client_name = "tessera-master";
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds handshake_timeout{5000};
+  std::chrono::milliseconds scene_timeout{300000};  // push + load on the worker
+  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds heartbeat_timeout{5000};
+};
+
+class WorkerLink : public std::enable_shared_from_this<WorkerLink> {
+ public:
+  using Sink = std::function<void(LinkEvent)>;  // called on the io thread
+  WorkerLink(asio::io_context& io, int index, net::HostPort address, const LinkOptions& options,
+             std::shared_ptr<const SceneFile> scene, Sink sink);
+  // Io thread: starts connecting; ends in a ready or failed event (and later, maybe, lost).
+  void connect();
+  void send(const wire::Envelope& message);
+  void close(const std::string& reason);
+
+ private:
+  enum class State { connecting, await_challenge, await_welcome, await_scene, pushing, ready, closed };
+  void connected(asio::ip::tcp::socket socket);
+  void on_message(wire::Envelope& message);
+  void on_closed(const std::string& reason);
+  void refuse(const std::string& reason);
+  void push_chunk(uint64_t offset);
+  void give_up(const std::string& reason);  // before a connection exists
+
+  asio::io_context& io_;
+  int index_;
+  net::HostPort address_;
+  const LinkOptions& options_;
+  std::shared_ptr<const SceneFile> scene_;
+  Sink sink_;
+  State state_ = State::connecting;
+  std::string failure_;  // the first reason we know, reported instead of a vaguer later one
+  std::string master_nonce_;
+  wire::WorkerInfo info_;
+  bool pushed_ = false;
+  asio::ip::tcp::resolver resolver_;
+  asio::ip::tcp::socket socket_;
+  asio::steady_timer connect_timer_;
+  std::shared_ptr<net::Connection> connection_;
+};
+
+}  // namespace tessera::master

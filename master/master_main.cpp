@@ -1,0 +1,220 @@
+// tessera-master: drives a cluster of tessera-worker daemons: poses in, tiles out, frames back.
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <unistd.h>
+
+#include "common/base/error.h"
+#include "common/base/hash.h"
+#include "common/net/address.h"
+#include "common/net/auth.h"
+#include "common/net/log.h"
+#include "master/cluster/cluster.h"
+#include "master/pose/pose_source.h"
+#include "master/session/render_session.h"
+
+namespace {
+
+using namespace tessera;
+
+std::atomic<master::RenderSession*> running_session{nullptr};
+
+extern "C" void on_interrupt(int) {
+  if (auto* session = running_session.load()) session->request_stop();
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
+  unsigned w = 0, h = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%u%c%u%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w == 0 || h == 0)
+    throw Error("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
+  return {w, h};
+}
+
+std::chrono::milliseconds seconds(double s, const char* what) {
+  if (!(s >= 0) || s > 86400) throw Error(std::string("bad ") + what + ": seconds in 0..86400");
+  return std::chrono::milliseconds(int64_t(s * 1000));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tessera-master: drive a Tessera cluster. Connects to the workers (shared-secret handshake), makes sure each\n"
+      "holds the scene (pushing it when missing), then for every pose hands out the frame's tiles (static: dealt\n"
+      "round-robin, one batch back per worker; dynamic: on demand, several in flight per worker), composites the\n"
+      "tiles and writes whole frames as PNGs. Workers that fail mid-frame have their tiles given to the others and\n"
+      "may rejoin; a frame is never written incomplete.\n"
+      "Exit status: 0 all frames written, 1 error (e.g. no worker left), 2 bad usage, 3 some frames skipped.",
+      "tessera-master"};
+  std::string workers, workers_file, scene_path, secret_file, mode = "raytrace", size = "1024x1024", schedule = "static";
+  std::string balance = "even", poses = "orbit", out, stats, compression = "zstd";
+  unsigned tile = 128, inflight = 2, pipeline = 1, max_depth = 6, light_samples = 4, orbit_frames = 0;
+  size_t frames = 0;
+  int zstd_level = 1;
+  float fov = 0, ipd = 0, exposure = 1, orbit_scale = 0.3f;
+  double frame_timeout = 120, stall_timeout = 60, heartbeat_timeout = 5, connect_timeout = 5, startup_timeout = 60;
+  double reconnect_interval = 2, no_worker_timeout = 10, udp_timeout = 10;
+  bool overlay = false, json = false, quiet = false, no_status = false;
+  app.add_option("--workers", workers, "Workers as HOST:PORT,HOST:PORT,...");
+  app.add_option("--workers-file", workers_file, "File with one worker HOST:PORT a line ('#' comments)");
+  app.add_option("--scene", scene_path, "Packed scene (.tpk); pushed to workers that do not hold it")->required();
+  app.add_option("--secret-file", secret_file, "File holding the cluster's shared secret")->required();
+  app.add_option("--mode", mode, "Render mode: raytrace")->capture_default_str();
+  app.add_option("--size", size, "Image size WIDTHxHEIGHT (per eye)")->capture_default_str();
+  app.add_option("--tile", tile, "Tile size in pixels (8..1024)")->capture_default_str();
+  app.add_option("--schedule", schedule, "static (Strategy II: round-robin, one batch per worker) | dynamic "
+                                         "(Strategy I: tiles on demand, each returned when done)")
+      ->capture_default_str();
+  app.add_option("--inflight", inflight, "dynamic: tiles in flight per worker")->capture_default_str()->check(CLI::Range(1u, 64u));
+  app.add_option("--balance", balance, "static: even shares, or shares by each worker's measured speed (measured)")
+      ->capture_default_str();
+  app.add_option("--pipeline", pipeline, "Frames in flight: 2 sends the next frame's tiles before this frame's are all back")
+      ->capture_default_str()->check(CLI::Range(1u, 8u));
+  app.add_option("--poses", poses, "Pose source: a trajectory file (CSV or JSON lines), orbit (around the scene), camera (the scene's "
+                                   "default view, repeated) or udp://HOST:PORT (live from a headset)")
+      ->capture_default_str();
+  app.add_option("--frames", frames, "Frames to render (default: every pose of a file; 36 for orbit; 1 for camera; UDP: until the stream stops)");
+  app.add_option("--out", out, "Folder for frame_NNNNNN.png (without it frames are composited and counted, not written)");
+  app.add_flag("--overlay", overlay, "Also write overlay_NNNNNN.png: tiles coloured by the worker that rendered them");
+  app.add_option("--stats", stats, "Per-frame statistics: FILE.json (summary + frames) or FILE.csv");
+  app.add_flag("--json", json, "Print the run's summary as JSON on stdout");
+  app.add_option("--fov", fov, "Vertical field of view in degrees (default: the scene's)");
+  app.add_option("--ipd", ipd, "Stereo: interpupillary distance in scene units; eyes side by side (default mono)");
+  app.add_option("--max-depth", max_depth, "Mirror/glass bounces")->capture_default_str()->check(CLI::Range(0u, 32u));
+  app.add_option("--light-samples", light_samples, "Shadow rays toward emissive triangles per hit")
+      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_option("--exposure", exposure, "Multiplier on radiance before sRGB encoding")->capture_default_str();
+  app.add_option("--compression", compression, "Tile pixels on the wire: zstd | none")->capture_default_str();
+  app.add_option("--zstd-level", zstd_level, "zstd level for tiles")->capture_default_str()->check(CLI::Range(1, 19));
+  app.add_option("--frame-timeout", frame_timeout, "Seconds; a frame not whole by then is skipped (not written)")
+      ->capture_default_str();
+  app.add_option("--stall-timeout", stall_timeout, "Seconds a worker may hold tiles without finishing one before its tiles "
+                                                   "go to others")
+      ->capture_default_str();
+  app.add_option("--heartbeat-timeout", heartbeat_timeout, "Seconds of silence after which a worker counts as gone")
+      ->capture_default_str();
+  app.add_option("--connect-timeout", connect_timeout, "Seconds to connect to a worker")->capture_default_str();
+  app.add_option("--startup-timeout", startup_timeout, "Seconds to wait for every worker to be ready (scene loaded) or to fail")
+      ->capture_default_str();
+  app.add_option("--reconnect-interval", reconnect_interval, "Seconds between attempts to (re)connect a lost worker; 0 = never")
+      ->capture_default_str();
+  app.add_option("--no-worker-timeout", no_worker_timeout, "Seconds to wait for a worker to rejoin when none is left")
+      ->capture_default_str();
+  app.add_option("--udp-timeout", udp_timeout, "UDP poses: seconds to wait for the first pose; silence that long ends the run")
+      ->capture_default_str();
+  app.add_option("--orbit-frames", orbit_frames, "orbit: poses per revolution (default: --frames)");
+  app.add_option("--orbit-scale", orbit_scale, "orbit: ellipse radii as a share of the scene's half extents")->capture_default_str();
+  app.add_flag("--quiet", quiet, "Log only warnings");
+  app.add_flag("--no-status", no_status, "No live status line");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "tessera-master: error: %s (see --help)\n", e.what());
+    return 2;
+  }
+  net::set_log_program("tessera-master");
+  net::set_log_quiet(quiet);
+  try {
+    if (workers.empty() == workers_file.empty()) throw Error("give the workers with either --workers or --workers-file");
+    const auto addresses = workers.empty() ? net::read_host_port_file(workers_file) : net::parse_host_port_list(workers, "--workers");
+    if (mode != "raytrace") throw Error("unknown --mode '" + mode + "' (this build implements: raytrace)");
+    if (schedule != "static" && schedule != "dynamic") throw Error("unknown --schedule '" + schedule + "' (static or dynamic)");
+    if (balance != "even" && balance != "measured") throw Error("unknown --balance '" + balance + "' (even or measured)");
+    if (compression != "zstd" && compression != "none") throw Error("unknown --compression '" + compression + "' (zstd or none)");
+    if (!(exposure > 0)) throw Error("--exposure must be positive");
+    if (!(ipd >= 0)) throw Error("--ipd must not be negative");
+    if (fov != 0 && !(fov > 0 && fov < 179)) throw Error("--fov must lie between 0 and 179 degrees");
+    if (poses == "orbit" && frames == 0) frames = 36;
+    if (poses == "camera" && frames == 0) frames = 1;
+
+    master::SessionOptions options;
+    std::tie(options.width, options.height) = parse_size(size);
+    options.tile_size = tile;
+    options.ipd = ipd;
+    if (fov > 0) options.fov = fov;
+    options.raytrace.set_max_depth(max_depth);
+    options.raytrace.set_light_samples(light_samples);
+    options.raytrace.set_exposure(exposure);
+    options.encoding = compression == "zstd" ? wire::ZSTD_RGBA8 : wire::RAW_RGBA8;
+    options.zstd_level = zstd_level;
+    options.policy.schedule = schedule == "static" ? master::Schedule::static_split : master::Schedule::dynamic;
+    options.policy.inflight = inflight;
+    options.policy.balance = balance == "measured" ? master::Balance::measured : master::Balance::even;
+    options.pipeline = pipeline;
+    options.frames = frames;
+    if (!out.empty()) options.out_dir = out;
+    options.overlay = overlay;
+    if (overlay && out.empty()) throw Error("--overlay needs --out");
+    if (!stats.empty()) options.stats_path = stats;
+    options.status_line = !no_status && !quiet;
+    options.frame_timeout = seconds(frame_timeout, "--frame-timeout");
+    options.stall_timeout = seconds(stall_timeout, "--stall-timeout");
+    options.startup_timeout = seconds(startup_timeout, "--startup-timeout");
+    options.no_worker_timeout = seconds(no_worker_timeout, "--no-worker-timeout");
+
+    master::LinkOptions link;
+    link.secret = net::load_secret(secret_file);
+    char host[256] = "master";
+    ::gethostname(host, sizeof host - 1);
+    link.client_name = std::string("tessera-master on ") + host;
+    link.connect_timeout = seconds(connect_timeout, "--connect-timeout");
+    link.handshake_timeout = std::max(link.connect_timeout, std::chrono::milliseconds(2000));
+    link.heartbeat_timeout = seconds(heartbeat_timeout, "--heartbeat-timeout");
+    if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw Error("--heartbeat-timeout must be at least 1 s");
+    link.scene_timeout = options.startup_timeout;
+
+    const auto scene = master::SceneFile::load(scene_path);
+    master::PoseSourceOptions pose_options;
+    pose_options.udp_timeout_seconds = udp_timeout;
+    pose_options.orbit_frames = orbit_frames ? orbit_frames : unsigned(std::max<size_t>(frames, 1));
+    pose_options.orbit_scale = orbit_scale;
+    auto pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
+
+    net::log_info("scene " + scene->name + " (" + hash64_hex(scene->hash) + "), " + std::to_string(addresses.size()) +
+                  " workers, " + schedule + " schedule, " + size + " in " + std::to_string(tile) + "-pixel tiles, poses from " +
+                  pose_source->describe());
+    master::Cluster cluster(addresses, link, scene, seconds(reconnect_interval, "--reconnect-interval"));
+    master::RenderSession session(options, cluster, *scene, *pose_source);
+    running_session = &session;
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    std::signal(SIGPIPE, SIG_IGN);
+    cluster.start();
+    master::RunSummary summary;
+    try {
+      summary = session.run();
+    } catch (...) {
+      running_session = nullptr;
+      throw;
+    }
+    running_session = nullptr;
+    cluster.stop();
+
+    if (json) {
+      std::cout << master::to_json(summary).dump(2) << std::endl;
+    } else {
+      std::printf("%zu frames of %ux%u: %.1f ms a frame (%.1f without the first), one every %.1f ms, pose-to-frame %.1f ms, "
+                  "%.0f KB a frame on the wire\n",
+                  summary.frames_complete, options.width * (ipd > 0 ? 2 : 1), options.height, summary.mean_frame_ms,
+                  summary.mean_frame_ms_after_first, summary.mean_interval_ms, summary.mean_latency_ms,
+                  summary.mean_wire_bytes / 1024.0);
+      if (options.out_dir && summary.frames_complete)
+        std::printf("frames in %s (frame_NNNNNN.png%s)\n", options.out_dir->c_str(), overlay ? ", overlay_NNNNNN.png" : "");
+    }
+    if (summary.frames_failed) {
+      std::fprintf(stderr, "tessera-master: error: %zu of %zu frames could not be completed and were not written\n",
+                   summary.frames_failed, summary.frames_failed + summary.frames_complete);
+      return 3;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera-master: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,193 @@
+#include "master/schedule/tile_scheduler.h"
+
+#include <algorithm>
+
+namespace tessera::master {
+
+TileScheduler::TileScheduler(SchedulerPolicy policy, ScheduleOutput& output) : policy_(policy), output_(output) {
+  policy_.inflight = std::max(1u, policy_.inflight);
+}
+
+void TileScheduler::add_worker(int worker) {
+  auto& w = workers_[worker];
+  w.ready = true;
+  w.outstanding = 0;
+  place_pending();
+}
+
+uint32_t TileScheduler::remove_worker(int worker) {
+  auto it = workers_.find(worker);
+  if (it == workers_.end() || !it->second.ready) return 0;
+  it->second.ready = false;
+  it->second.outstanding = 0;
+  uint32_t taken = 0;
+  for (auto& [id, frame] : frames_) {
+    frame.requested.erase(worker);  // a rejoined worker gets the frame anew
+    std::vector<uint32_t> back;
+    for (uint32_t t = 0; t < frame.count; ++t)
+      if (frame.holder[t] == worker) {
+        frame.holder[t] = -1;
+        back.push_back(t);
+      }
+    frame.pending.insert(frame.pending.begin(), back.begin(), back.end());  // first in line, in row order
+    frame.reassigned += uint32_t(back.size());
+    taken += uint32_t(back.size());
+  }
+  place_pending();
+  return taken;
+}
+
+void TileScheduler::record_speed(int worker, double tiles_per_second) {
+  auto& w = workers_[worker];
+  w.speed = w.speed > 0 ? 0.5 * w.speed + 0.5 * tiles_per_second : tiles_per_second;
+}
+
+void TileScheduler::open_frame(uint64_t id, uint32_t tile_count) {
+  Frame& frame = frames_[id];
+  frame.count = tile_count;
+  frame.holder.assign(tile_count, -1);
+  frame.done.assign(tile_count, 0);
+  for (uint32_t t = 0; t < tile_count; ++t) frame.pending.push_back(t);
+  place_pending();
+}
+
+void TileScheduler::take(Batch& batch, int worker, uint64_t id, uint32_t tile) {
+  Frame& frame = frames_[id];
+  frame.holder[tile] = worker;
+  frame.assigned++;
+  workers_[worker].outstanding++;
+  batch[{worker, id}].push_back(tile);
+}
+
+void TileScheduler::send(const Batch& batch) {
+  for (const auto& [key, tiles] : batch) {
+    const auto [worker, id] = key;
+    Frame& frame = frames_[id];
+    if (frame.requested.insert(worker).second)
+      output_.request_tiles(worker, id, tiles);
+    else
+      output_.assign_tiles(worker, id, tiles);
+  }
+}
+
+void TileScheduler::deal(uint64_t id, std::vector<uint32_t> tiles, Batch& batch) {
+  std::vector<int> ready;
+  std::vector<double> weight;
+  bool measured = policy_.balance == Balance::measured;
+  for (const auto& [index, w] : workers_)
+    if (w.ready) {
+      ready.push_back(index);
+      weight.push_back(w.speed);
+      measured &= w.speed > 0;
+    }
+  if (ready.empty()) return;
+  if (!measured) std::fill(weight.begin(), weight.end(), 1.0);
+  double total = 0;
+  for (double x : weight) total += x;
+  // Smooth weighted round-robin: shares follow the weights while neighbouring tiles still go to
+  // different workers (equal weights give plain round-robin).
+  std::vector<double> current(ready.size(), 0.0);
+  for (uint32_t tile : tiles) {
+    size_t best = 0;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      current[i] += weight[i];
+      if (current[i] > current[best]) best = i;
+    }
+    current[best] -= total;
+    take(batch, ready[best], id, tile);
+  }
+}
+
+void TileScheduler::place_pending() {
+  Batch batch;
+  if (policy_.schedule == Schedule::static_split) {
+    for (auto& [id, frame] : frames_) {
+      if (frame.pending.empty() || ready_workers() == 0) continue;
+      std::vector<uint32_t> tiles(frame.pending.begin(), frame.pending.end());
+      frame.pending.clear();
+      deal(id, std::move(tiles), batch);
+    }
+  } else {
+    // Deal one tile per free slot in turn, oldest frame first, until slots or tiles run out.
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (auto& [index, w] : workers_) {
+        if (!w.ready || w.outstanding >= policy_.inflight) continue;
+        auto it = std::find_if(frames_.begin(), frames_.end(), [](const auto& f) { return !f.second.pending.empty(); });
+        if (it == frames_.end()) break;
+        const uint32_t tile = it->second.pending.front();
+        it->second.pending.pop_front();
+        take(batch, index, it->first, tile);
+        progress = true;
+      }
+    }
+  }
+  send(batch);
+}
+
+TileScheduler::Receipt TileScheduler::tile_done(int worker, uint64_t id, uint32_t tile) {
+  const auto it = frames_.find(id);
+  if (it == frames_.end() || tile >= it->second.count) return Receipt::unknown_frame;
+  Frame& frame = it->second;
+  if (frame.done[tile]) return Receipt::duplicate;
+  frame.done[tile] = 1;
+  const int holder = frame.holder[tile];
+  if (holder >= 0) {
+    auto& h = workers_[holder];
+    if (h.outstanding) h.outstanding--;
+    frame.holder[tile] = -1;
+  } else {
+    frame.pending.erase(std::remove(frame.pending.begin(), frame.pending.end(), tile), frame.pending.end());
+  }
+  (void)worker;
+  if (policy_.schedule == Schedule::dynamic) place_pending();
+  return Receipt::accepted;
+}
+
+void TileScheduler::close_frame(uint64_t id) {
+  const auto it = frames_.find(id);
+  if (it == frames_.end()) return;
+  std::map<int, uint32_t> held;
+  for (int holder : it->second.holder)
+    if (holder >= 0) held[holder]++;
+  frames_.erase(it);
+  for (const auto& [worker, count] : held) {
+    auto& w = workers_[worker];
+    w.outstanding -= std::min(w.outstanding, count);
+    if (w.ready) output_.cancel_frame(worker, id);
+  }
+  if (policy_.schedule == Schedule::dynamic) place_pending();
+}
+
+bool TileScheduler::fully_assigned(uint64_t id) const {
+  const auto it = frames_.find(id);
+  return it == frames_.end() || it->second.pending.empty();
+}
+
+size_t TileScheduler::ready_workers() const {
+  size_t n = 0;
+  for (const auto& [index, w] : workers_) n += w.ready;
+  return n;
+}
+
+uint32_t TileScheduler::outstanding(int worker) const {
+  const auto it = workers_.find(worker);
+  return it == workers_.end() ? 0 : it->second.outstanding;
+}
+
+uint32_t TileScheduler::assignments(uint64_t id) const {
+  const auto it = frames_.find(id);
+  return it == frames_.end() ? 0 : it->second.assigned;
+}
+
+uint32_t TileScheduler::reassigned(uint64_t id) const {
+  const auto it = frames_.find(id);
+  return it == frames_.end() ? 0 : it->second.reassigned;
+}
+
+double TileScheduler::speed(int worker) const {
+  const auto it = workers_.find(worker);
+  return it == workers_.end() ? 0 : it->second.speed;
+}
+
+}  // namespace tessera::master

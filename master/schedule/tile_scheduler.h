@@ -1,0 +1,89 @@
+#pragma once
+// Who renders which tile. Pure bookkeeping, no I/O: decisions go out through ScheduleOutput.
+//   static  (Strategy II): a frame's tiles, enumerated row by row, are dealt round-robin to the
+//           ready workers when the frame opens (optionally weighted by each worker's measured
+//           speed); each worker returns its share as one batch.
+//   dynamic (Strategy I): tiles are handed out on demand, `inflight` at a time per worker, and
+//           each returns as soon as it is done; a freed slot takes the next tile of the oldest
+//           open frame, so with frame pipelining the next frame starts while this one finishes.
+// A worker that is lost gives its outstanding tiles back: they go to the others at once, or wait
+// for a worker to (re)join when none is left.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace tessera::master {
+
+enum class Schedule { static_split, dynamic };
+enum class Balance { even, measured };
+
+struct SchedulerPolicy {
+  Schedule schedule = Schedule::static_split;
+  unsigned inflight = 2;            // dynamic: tiles per worker at once
+  Balance balance = Balance::even;  // static: shares by measured speed
+};
+
+class ScheduleOutput {
+ public:
+  virtual ~ScheduleOutput() = default;
+  // The worker's first tiles of `frame` (a FrameRequest carrying them).
+  virtual void request_tiles(int worker, uint64_t frame, const std::vector<uint32_t>& tiles) = 0;
+  // More tiles of a frame the worker already has.
+  virtual void assign_tiles(int worker, uint64_t frame, const std::vector<uint32_t>& tiles) = 0;
+  virtual void cancel_frame(int worker, uint64_t frame) = 0;
+};
+
+class TileScheduler {
+ public:
+  TileScheduler(SchedulerPolicy policy, ScheduleOutput& output);
+
+  void add_worker(int worker);
+  // Takes the worker's outstanding tiles back and gives them to the others; returns how many.
+  uint32_t remove_worker(int worker);
+  // Tiles per second, for the measured static split (exponential moving average).
+  void record_speed(int worker, double tiles_per_second);
+
+  void open_frame(uint64_t frame, uint32_t tile_count);
+  enum class Receipt { accepted, duplicate, unknown_frame };
+  Receipt tile_done(int worker, uint64_t frame, uint32_t tile);
+  // Forgets the frame; workers still holding its tiles are told to drop them.
+  void close_frame(uint64_t frame);
+
+  bool fully_assigned(uint64_t frame) const;  // no tile of it waits for a worker
+  size_t ready_workers() const;
+  uint32_t outstanding(int worker) const;     // tiles given to it, not yet back
+  uint32_t assignments(uint64_t frame) const; // tiles handed out, reassignments included
+  uint32_t reassigned(uint64_t frame) const;
+  double speed(int worker) const;
+
+ private:
+  struct Worker {
+    bool ready = false;
+    uint32_t outstanding = 0;
+    double speed = 0;
+  };
+  struct Frame {
+    uint32_t count = 0;
+    std::deque<uint32_t> pending;
+    std::vector<int> holder;
+    std::vector<uint8_t> done;
+    std::set<int> requested;  // workers that got this frame's FrameRequest on their current connection
+    uint32_t assigned = 0, reassigned = 0;
+  };
+  using Batch = std::map<std::pair<int, uint64_t>, std::vector<uint32_t>>;
+
+  void take(Batch& batch, int worker, uint64_t frame, uint32_t tile);
+  void send(const Batch& batch);
+  void deal(uint64_t frame, std::vector<uint32_t> tiles, Batch& batch);  // static split over ready workers
+  void place_pending();                                                   // after any change
+
+  SchedulerPolicy policy_;
+  ScheduleOutput& output_;
+  std::map<int, Worker> workers_;
+  std::map<uint64_t, Frame> frames_;
+};
+
+}  // namespace tessera::master

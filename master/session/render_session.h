@@ -1,0 +1,89 @@
+#pragma once
+// The master's frame loop: takes poses, opens frames (up to `pipeline` at once), lets the
+// TileScheduler hand out tiles over the Cluster, composites what comes back, and sends whole
+// frames to the writer and the statistics. It owns the fault handling: stalled workers are
+// dropped, lost workers' tiles go to the others, a frame that cannot be completed is reported
+// and skipped (never written), and with no worker left the run ends with an Error.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/base/progress.h"
+#include "master/cluster/cluster.h"
+#include "master/frame/frame_assembler.h"
+#include "master/output/frame_writer.h"
+#include "master/pose/pose_source.h"
+#include "master/session/session_options.h"
+#include "master/stats/frame_stats.h"
+
+namespace tessera::master {
+
+class RenderSession final : private ScheduleOutput {
+ public:
+  RenderSession(SessionOptions options, Cluster& cluster, const SceneFile& scene, PoseSource& poses);
+  ~RenderSession() override;
+
+  // Runs to the end of the poses (or `frames`). Throws Error when no worker can be used.
+  RunSummary run();
+  // Any thread (signal handlers too): open no new frame, finish the open ones.
+  void request_stop() { stop_requested_ = true; }
+  const std::vector<FrameRecord>& records() const { return records_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct OpenFrame {
+    size_t index = 0;
+    PoseSample pose;
+    wire::FrameRequest request;  // without tiles
+    std::unique_ptr<FrameAssembler> assembler;
+    Clock::time_point opened;
+    FrameRecord record;
+  };
+  struct WorkerView {
+    std::string name;  // address, then the worker's own name
+    std::string device;
+    bool ready = false;
+    bool dropping = false;
+    std::string last_failure;
+    uint64_t tiles_rendered = 0;
+    Clock::time_point last_progress;
+  };
+
+  void request_tiles(int worker, uint64_t frame, const std::vector<uint32_t>& tiles) override;
+  void assign_tiles(int worker, uint64_t frame, const std::vector<uint32_t>& tiles) override;
+  void cancel_frame(int worker, uint64_t frame) override;
+
+  void wait_for_workers();
+  bool open_next_frame();
+  void handle(LinkEvent& event);
+  void handle_tile(int worker, const wire::TileResult& tile, uint64_t wire_bytes);
+  void finish_frame(uint64_t frame_id);
+  void abandon_frame(uint64_t frame_id, const std::string& why);
+  void check_deadlines();
+  void drop(int worker, const std::string& reason);
+  void update_status();
+  std::string failures() const;
+  RunSummary summary() const;
+  void write_stats_file() const;
+
+  SessionOptions options_;
+  Cluster& cluster_;
+  const SceneFile& scene_;
+  PoseSource& poses_;
+  TileScheduler scheduler_;
+  std::unique_ptr<FrameWriter> writer_;
+  std::vector<WorkerView> workers_;
+  std::map<uint64_t, OpenFrame> open_;
+  std::vector<FrameRecord> records_;
+  size_t frames_opened_ = 0;
+  bool poses_ended_ = false;
+  std::atomic<bool> stop_requested_{false};
+  std::optional<Clock::time_point> no_worker_since_;
+  Clock::time_point started_;
+  uint64_t late_tiles_ = 0;
+  std::unique_ptr<ProgressBar> status_;
+};
+
+}  // namespace tessera::master

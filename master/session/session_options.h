@@ -1,0 +1,32 @@
+#pragma once
+// Everything a cluster run is asked to do (tessera-master's options, minus the wiring).
+#include <chrono>
+#include <filesystem>
+#include <optional>
+
+#include "master/schedule/tile_scheduler.h"
+#include "wire.pb.h"
+
+namespace tessera::master {
+
+struct SessionOptions {
+  uint32_t width = 1024, height = 1024, tile_size = 128;
+  float ipd = 0;                            // > 0: stereo, eyes side by side
+  std::optional<float> fov;                 // default: the scene's
+  wire::RaytraceParams raytrace;            // max_depth, light_samples, exposure
+  wire::TileEncoding encoding = wire::ZSTD_RGBA8;
+  int zstd_level = 1;
+  SchedulerPolicy policy;
+  unsigned pipeline = 1;                    // frames in flight at once
+  size_t frames = 0;                        // 0: as many as the pose source has
+  std::optional<std::filesystem::path> out_dir;  // none: frames are not written
+  bool overlay = false;
+  std::optional<std::filesystem::path> stats_path;
+  bool status_line = true;
+  std::chrono::milliseconds startup_timeout{60000};   // for every worker to be ready or to fail once
+  std::chrono::milliseconds frame_timeout{120000};    // a frame not whole by then is skipped
+  std::chrono::milliseconds stall_timeout{60000};     // a worker holding tiles without finishing one
+  std::chrono::milliseconds no_worker_timeout{10000}; // with work left and no worker: give up
+};
+
+}  // namespace tessera::master

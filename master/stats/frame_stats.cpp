@@ -1,0 +1,119 @@
+#include "master/stats/frame_stats.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "common/base/file_io.h"
+
+namespace tessera::master {
+
+RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary s) {
+  std::vector<double> times, completions;
+  double latency = 0, bytes = 0, after_first = 0;
+  size_t after_first_count = 0;
+  s.frames_complete = s.frames_failed = 0;
+  for (const auto& r : records) {
+    if (!r.complete) {
+      ++s.frames_failed;
+      continue;
+    }
+    if (s.frames_complete > 0) {
+      s.min_frame_ms_after_first = after_first_count ? std::min(s.min_frame_ms_after_first, r.frame_ms) : r.frame_ms;
+      after_first += r.frame_ms;
+      ++after_first_count;
+    }
+    ++s.frames_complete;
+    times.push_back(r.frame_ms);
+    completions.push_back(r.completed_s);
+    latency += r.latency_ms;
+    bytes += double(r.wire_bytes);
+  }
+  if (!times.empty()) {
+    const double n = double(times.size());
+    double sum = 0;
+    for (double t : times) sum += t;
+    s.mean_frame_ms = sum / n;
+    s.mean_latency_ms = latency / n;
+    s.mean_wire_bytes = bytes / n;
+    std::sort(times.begin(), times.end());
+    std::sort(completions.begin(), completions.end());
+    if (completions.size() > 1)
+      s.mean_interval_ms = 1000.0 * (completions.back() - completions.front()) / double(completions.size() - 1);
+    else
+      s.mean_interval_ms = s.mean_frame_ms;
+    s.median_frame_ms = times[times.size() / 2];
+    s.mean_frame_ms_after_first = after_first_count ? after_first / double(after_first_count) : s.mean_frame_ms;
+    if (!after_first_count) s.min_frame_ms_after_first = s.mean_frame_ms;
+  }
+  if (s.wall_seconds > 0) s.frames_per_second = double(s.frames_complete) / s.wall_seconds;
+  return s;
+}
+
+nlohmann::json to_json(const RunSummary& s) {
+  return {{"workers", s.worker_names},
+          {"devices", s.worker_devices},
+          {"schedule", s.schedule},
+          {"scene", s.scene},
+          {"poses", s.poses},
+          {"width", s.width},
+          {"height", s.height},
+          {"tile", s.tile_size},
+          {"frames_complete", s.frames_complete},
+          {"frames_failed", s.frames_failed},
+          {"wall_seconds", s.wall_seconds},
+          {"frames_per_second", s.frames_per_second},
+          {"mean_frame_ms", s.mean_frame_ms},
+          {"mean_frame_ms_after_first", s.mean_frame_ms_after_first},
+          {"min_frame_ms_after_first", s.min_frame_ms_after_first},
+          {"mean_interval_ms", s.mean_interval_ms},
+          {"median_frame_ms", s.median_frame_ms},
+          {"mean_latency_ms", s.mean_latency_ms},
+          {"mean_wire_bytes", s.mean_wire_bytes}};
+}
+
+nlohmann::json to_json(const FrameRecord& r, const std::vector<std::string>& names) {
+  nlohmann::json workers = nlohmann::json::array();
+  for (size_t i = 0; i < r.workers.size(); ++i)
+    workers.push_back({{"worker", i < names.size() ? names[i] : std::to_string(i)},
+                       {"tiles", r.workers[i].tiles},
+                       {"busy_ms", r.workers[i].busy_ms},
+                       {"cpu_ms", r.workers[i].cpu_ms},
+                       {"wire_bytes", r.workers[i].wire_bytes}});
+  return {{"index", r.index},         {"frame_id", r.frame_id},     {"pose_time", r.pose_time},
+          {"complete", r.complete},   {"frame_ms", r.frame_ms},     {"latency_ms", r.latency_ms}, {"completed_s", r.completed_s},
+          {"tiles", r.tiles},         {"tiles_received", r.tiles_received},
+          {"assignments", r.assignments}, {"reassigned", r.reassigned}, {"duplicates", r.duplicates},
+          {"wire_bytes", r.wire_bytes}, {"pixel_bytes", r.pixel_bytes}, {"workers", workers},
+          {"note", r.note}};
+}
+
+void write_stats(const std::filesystem::path& path, const RunSummary& summary, const std::vector<FrameRecord>& records) {
+  std::string text;
+  if (path.extension() == ".json") {
+    nlohmann::json frames = nlohmann::json::array();
+    for (const auto& r : records) frames.push_back(to_json(r, summary.worker_names));
+    text = nlohmann::json{{"summary", to_json(summary)}, {"frames", frames}}.dump(2) + "\n";
+  } else {
+    std::ostringstream csv;
+    csv << "index,frame_id,pose_time,complete,frame_ms,latency_ms,tiles,tiles_received,assignments,reassigned,duplicates,"
+           "wire_bytes,pixel_bytes";
+    for (size_t i = 0; i < summary.worker_names.size(); ++i) csv << ",w" << i << "_tiles,w" << i << "_busy_ms,w" << i << "_cpu_ms,w" << i << "_bytes";
+    csv << ",note\n";
+    for (const auto& r : records) {
+      csv << r.index << ',' << r.frame_id << ',' << r.pose_time << ',' << (r.complete ? 1 : 0) << ',' << r.frame_ms << ','
+          << r.latency_ms << ',' << r.tiles << ',' << r.tiles_received << ',' << r.assignments << ',' << r.reassigned << ','
+          << r.duplicates << ',' << r.wire_bytes << ',' << r.pixel_bytes;
+      for (size_t i = 0; i < summary.worker_names.size(); ++i) {
+        const WorkerFrameStats w = i < r.workers.size() ? r.workers[i] : WorkerFrameStats{};
+        csv << ',' << w.tiles << ',' << w.busy_ms << ',' << w.cpu_ms << ',' << w.wire_bytes;
+      }
+      std::string note = r.note;
+      std::replace(note.begin(), note.end(), ',', ';');
+      csv << ',' << note << '\n';
+    }
+    text = csv.str();
+  }
+  write_file_atomically(path, text.data(), text.size());
+}
+
+}  // namespace tessera::master

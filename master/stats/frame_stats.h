@@ -1,0 +1,55 @@
+#pragma once
+// Per-frame statistics of a cluster run, written as CSV (one row a frame, per-worker columns)
+// or JSON (a summary and the frames), chosen by the file's extension.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::master {
+
+struct WorkerFrameStats {
+  uint32_t tiles = 0;
+  double busy_ms = 0;      // the worker's render time for these tiles (wall)
+  double cpu_ms = 0;       // its render thread's CPU time for them
+  uint64_t wire_bytes = 0; // tile messages from it, length prefixes included
+};
+
+struct FrameRecord {
+  size_t index = 0;
+  uint64_t frame_id = 0;
+  double pose_time = 0;
+  bool complete = false;
+  double frame_ms = 0;     // request sent -> last tile composited
+  double latency_ms = 0;   // pose acquired -> last tile composited
+  double completed_s = 0;  // when it completed, seconds since the first frame opened
+  uint32_t tiles = 0, tiles_received = 0, assignments = 0, reassigned = 0, duplicates = 0;
+  uint64_t wire_bytes = 0;   // tile messages, all workers
+  uint64_t pixel_bytes = 0;  // the same tiles uncompressed
+  std::vector<WorkerFrameStats> workers;
+  std::string note;
+};
+
+struct RunSummary {
+  std::vector<std::string> worker_names;
+  std::vector<std::string> worker_devices;
+  std::string schedule, scene, poses;
+  uint32_t width = 0, height = 0, tile_size = 0;
+  size_t frames_complete = 0, frames_failed = 0;
+  double wall_seconds = 0;
+  double mean_frame_ms = 0, median_frame_ms = 0, mean_latency_ms = 0, mean_wire_bytes = 0, frames_per_second = 0;
+  double mean_frame_ms_after_first = 0;  // without the first (warm-up) frame
+  double min_frame_ms_after_first = 0;   // the best frame: least disturbed by other load on the machine
+  double mean_interval_ms = 0;  // between completions (1 / throughput; what pipelining improves)
+};
+
+RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary base);
+nlohmann::json to_json(const RunSummary& summary);
+nlohmann::json to_json(const FrameRecord& record, const std::vector<std::string>& worker_names);
+
+// .json: {"summary": ..., "frames": [...]}; anything else: CSV. Written atomically.
+void write_stats(const std::filesystem::path& path, const RunSummary& summary, const std::vector<FrameRecord>& records);
+
+}  // namespace tessera::master

@@ -1,0 +1,228 @@
+// Pieces of the cluster without processes: framing and limits, the tile grid, tile pixels on
+// the wire, the schedulers' bookkeeping, pose records, and the frame assembler.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "common/base/error.h"
+#include "common/net/auth.h"
+#include "common/net/framing.h"
+#include "common/net/message_limits.h"
+#include "common/net/protocol.h"
+#include "common/net/tile_codec.h"
+#include "common/net/tile_grid.h"
+#include "master/frame/frame_assembler.h"
+#include "master/pose/pose_parse.h"
+#include "master/schedule/tile_scheduler.h"
+
+namespace tessera {
+namespace {
+
+TEST(WireFraming, RoundTripAndLimits) {
+  wire::Envelope m;
+  m.mutable_tile_assign()->set_frame_id(7);
+  m.mutable_tile_assign()->add_tiles(3);
+  const auto frame = net::encode_frame(m);
+  ASSERT_GT(frame.size(), 4u);
+  const uint32_t length = net::decode_frame_length(std::span<const uint8_t, 4>(frame.data(), 4));
+  EXPECT_EQ(length, frame.size() - 4);
+  const auto back = net::decode_body({frame.data() + 4, length});
+  EXPECT_EQ(back.tile_assign().frame_id(), 7u);
+  EXPECT_THROW(net::check_frame_length(0, 100), net::ProtocolError);
+  EXPECT_THROW(net::check_frame_length(101, 100), net::ProtocolError);
+  EXPECT_NO_THROW(net::check_frame_length(100, 100));
+  const std::vector<uint8_t> junk{0xff, 0xff, 0xff, 0xff, 0x0f};
+  EXPECT_THROW(net::decode_body(junk), net::ProtocolError);
+  wire::Envelope empty;
+  EXPECT_THROW(net::decode_body(std::vector<uint8_t>{}), net::ProtocolError);
+  // Nothing over its type's limit goes out.
+  wire::Envelope huge;
+  huge.mutable_heartbeat();
+  huge.mutable_heartbeat()->GetReflection()->MutableUnknownFields(huge.mutable_heartbeat())->AddLengthDelimited(99, std::string(8192, 'x'));
+  EXPECT_THROW(net::encode_frame(huge), net::ProtocolError);
+  for (int body = 1; body <= 17; ++body) EXPECT_GT(net::max_body_bytes(wire::Envelope::BodyCase(body)), 0u) << body;
+}
+
+TEST(WireAuth, ProofsDependOnSecretRoleAndNonces) {
+  const std::string m = net::random_nonce(), w = net::random_nonce();
+  EXPECT_EQ(m.size(), net::kNonceBytes);
+  EXPECT_NE(m, w);
+  const std::string proof = net::make_proof("s3cret-s3cret-s3cret", net::Role::worker, 1, m, w);
+  EXPECT_TRUE(net::check_proof("s3cret-s3cret-s3cret", net::Role::worker, 1, m, w, proof));
+  EXPECT_FALSE(net::check_proof("s3cret-s3cret-s3creT", net::Role::worker, 1, m, w, proof));
+  EXPECT_FALSE(net::check_proof("s3cret-s3cret-s3cret", net::Role::master, 1, m, w, proof));  // no reflection
+  EXPECT_FALSE(net::check_proof("s3cret-s3cret-s3cret", net::Role::worker, 2, m, w, proof));
+  EXPECT_FALSE(net::check_proof("s3cret-s3cret-s3cret", net::Role::worker, 1, w, m, proof));
+  EXPECT_FALSE(net::check_proof("s3cret-s3cret-s3cret", net::Role::worker, 1, m, w, ""));
+}
+
+TEST(TileGrid, RowByRowWithCutEdgesAndStereo) {
+  const net::TileGrid grid(100, 70, 32, 2);
+  EXPECT_EQ(grid.tiles_x(), 4u);
+  EXPECT_EQ(grid.tiles_y(), 3u);
+  EXPECT_EQ(grid.tile_count(), 24u);
+  const auto t5 = grid.tile(5);
+  EXPECT_EQ(t5.x0, 32u);
+  EXPECT_EQ(t5.y0, 32u);
+  const auto last = grid.tile(11);
+  EXPECT_EQ(last.width, 4u);
+  EXPECT_EQ(last.height, 6u);
+  EXPECT_EQ(grid.tile(12).eye, 1u);
+  EXPECT_EQ(grid.tile(12).x0, 0u);
+  EXPECT_THROW(grid.tile(24), Error);
+  EXPECT_THROW(net::TileGrid(100, 70, 4), Error);
+  EXPECT_THROW(net::TileGrid(0, 70, 32), Error);
+  EXPECT_THROW(net::TileGrid(16384, 16384, 8), Error);  // too many tiles
+}
+
+TEST(TileCodec, ZstdAndRawRoundTrip) {
+  std::vector<uint32_t> pixels(32 * 16);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = 0xff000000u | uint32_t(i % 7);
+  for (int level : {0, 1, 9}) {
+    wire::TileResult r;
+    r.set_width(32);
+    r.set_height(16);
+    net::encode_tile_pixels(pixels, level, r);
+    EXPECT_EQ(r.encoding(), level ? wire::ZSTD_RGBA8 : wire::RAW_RGBA8);
+    const auto bytes = net::decode_tile_pixels(r);
+    ASSERT_EQ(bytes.size(), pixels.size() * 4);
+    EXPECT_EQ(std::memcmp(bytes.data(), pixels.data(), bytes.size()), 0);
+  }
+  wire::TileResult bad;
+  bad.set_width(4);
+  bad.set_height(4);
+  bad.set_encoding(wire::RAW_RGBA8);
+  bad.set_data("short");
+  EXPECT_THROW(net::decode_tile_pixels(bad), Error);
+  bad.set_encoding(wire::ZSTD_RGBA8);
+  EXPECT_THROW(net::decode_tile_pixels(bad), Error);
+}
+
+// Records what the scheduler asks for.
+struct Recorder : master::ScheduleOutput {
+  std::map<int, std::vector<std::pair<uint64_t, uint32_t>>> given;
+  std::vector<std::pair<int, uint64_t>> requests, cancels;
+  void request_tiles(int w, uint64_t f, const std::vector<uint32_t>& tiles) override {
+    requests.push_back({w, f});
+    for (uint32_t t : tiles) given[w].push_back({f, t});
+  }
+  void assign_tiles(int w, uint64_t f, const std::vector<uint32_t>& tiles) override {
+    for (uint32_t t : tiles) given[w].push_back({f, t});
+  }
+  void cancel_frame(int w, uint64_t f) override { cancels.push_back({w, f}); }
+};
+
+TEST(TileScheduler, StaticDealsRoundRobinOneRequestPerWorker) {
+  Recorder out;
+  master::TileScheduler s({master::Schedule::static_split, 2, master::Balance::even}, out);
+  s.add_worker(0);
+  s.add_worker(1);
+  s.add_worker(2);
+  s.open_frame(1, 8);
+  EXPECT_EQ(out.requests.size(), 3u);
+  EXPECT_EQ(out.given[0], (std::vector<std::pair<uint64_t, uint32_t>>{{1, 0}, {1, 3}, {1, 6}}));
+  EXPECT_EQ(out.given[1], (std::vector<std::pair<uint64_t, uint32_t>>{{1, 1}, {1, 4}, {1, 7}}));
+  EXPECT_EQ(out.given[2], (std::vector<std::pair<uint64_t, uint32_t>>{{1, 2}, {1, 5}}));
+  EXPECT_TRUE(s.fully_assigned(1));
+  EXPECT_EQ(s.tile_done(0, 1, 0), master::TileScheduler::Receipt::accepted);
+  EXPECT_EQ(s.tile_done(0, 1, 0), master::TileScheduler::Receipt::duplicate);
+  EXPECT_EQ(s.tile_done(0, 9, 0), master::TileScheduler::Receipt::unknown_frame);
+  // Worker 1 is lost: its three tiles go to the others, in a new batch each.
+  EXPECT_EQ(s.remove_worker(1), 3u);
+  EXPECT_EQ(s.reassigned(1), 3u);
+  EXPECT_EQ(s.outstanding(1), 0u);
+  std::multiset<uint32_t> all;
+  for (const auto& [w, tiles] : out.given)
+    if (w != 1)
+      for (const auto& [f, t] : tiles) all.insert(t);
+  EXPECT_EQ(all, (std::multiset<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(TileScheduler, MeasuredSpeedsWeighTheStaticSplit) {
+  Recorder out;
+  master::TileScheduler s({master::Schedule::static_split, 2, master::Balance::measured}, out);
+  s.add_worker(0);
+  s.add_worker(1);
+  s.record_speed(0, 30);
+  s.record_speed(1, 10);
+  s.open_frame(1, 40);
+  EXPECT_EQ(out.given[0].size(), 30u);
+  EXPECT_EQ(out.given[1].size(), 10u);
+}
+
+TEST(TileScheduler, DynamicKeepsInflightAndRefillsOldestFrameFirst) {
+  Recorder out;
+  master::TileScheduler s({master::Schedule::dynamic, 2, master::Balance::even}, out);
+  s.add_worker(0);
+  s.add_worker(1);
+  s.open_frame(1, 5);
+  EXPECT_EQ(s.outstanding(0), 2u);
+  EXPECT_EQ(s.outstanding(1), 2u);
+  EXPECT_FALSE(s.fully_assigned(1));
+  s.open_frame(2, 3);  // pipelined: waits behind frame 1
+  s.tile_done(0, 1, out.given[0][0].second);
+  EXPECT_EQ(out.given[0].back(), (std::pair<uint64_t, uint32_t>{1, 4}));
+  EXPECT_TRUE(s.fully_assigned(1));
+  s.tile_done(1, 1, out.given[1][0].second);
+  EXPECT_EQ(out.given[1].back().first, 2u);  // frame 2 starts while frame 1 finishes
+  // A lost worker's tiles come first for the survivor.
+  const auto held = s.outstanding(1);
+  EXPECT_EQ(s.remove_worker(1), held);
+  size_t counted = 0;
+  for (const auto& [f, t] : out.given[0]) counted += f == 1;
+  EXPECT_GE(counted, 3u);
+  // Closing a frame that still has tiles out tells their holders.
+  s.close_frame(1);
+  EXPECT_EQ(out.cancels, (std::vector<std::pair<int, uint64_t>>{{0, 1}}));
+  EXPECT_EQ(s.outstanding(0), 2u);  // refilled from frame 2
+}
+
+TEST(PoseRecords, CsvJsonHeadersAndErrors) {
+  const auto csv = master::parse_pose_record("0.5, 1,2,3, 1,0,0,0, 0.25,0.75", "x");
+  ASSERT_TRUE(csv);
+  EXPECT_DOUBLE_EQ(csv->time, 0.5);
+  EXPECT_EQ(csv->pose.position[2], 3.0f);
+  ASSERT_TRUE(csv->gaze);
+  EXPECT_EQ((*csv->gaze)[1], 0.75f);
+  const auto json = master::parse_pose_record(R"({"t":1,"position":[1,2,3],"orientation":[0,0,1,0]})", "x");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->pose.orientation[2], 1.0f);
+  EXPECT_FALSE(master::parse_pose_record("t,px,py,pz,qw,qx,qy,qz", "x"));
+  EXPECT_FALSE(master::parse_pose_record("# comment", "x"));
+  EXPECT_FALSE(master::parse_pose_record("   ", "x"));
+  EXPECT_THROW(master::parse_pose_record("0,1,2,3,0.5,0,0,0", "x"), Error);  // not a rotation
+  EXPECT_THROW(master::parse_pose_record("0,1,2,3,1,0,0", "x"), Error);
+  EXPECT_THROW(master::parse_pose_record("0,1,2,3,1,0,0,0,2,0", "x"), Error);  // gaze outside [0, 1]
+  EXPECT_THROW(master::parse_pose_record(R"({"position":[1,2]})", "x"), Error);
+}
+
+TEST(FrameAssembler, TilesMustMatchTheGridAndCountOnce) {
+  const net::TileGrid grid(40, 20, 16);
+  master::FrameAssembler frame(grid);
+  for (uint32_t id = 0; id < grid.tile_count(); ++id) {
+    const auto spec = grid.tile(id);
+    std::vector<uint32_t> pixels(size_t(spec.width) * spec.height, 0xff000000u | id);
+    wire::TileResult r;
+    r.set_tile_id(id);
+    r.set_x0(spec.x0);
+    r.set_y0(spec.y0);
+    r.set_width(spec.width);
+    r.set_height(spec.height + (id == 1 ? 1 : 0));  // tile 1 lies about its size first
+    net::encode_tile_pixels(pixels, 1, r);
+    if (id == 1) {
+      EXPECT_THROW(frame.add(r, 0), Error);
+      r.set_height(spec.height);
+      net::encode_tile_pixels(pixels, 1, r);
+    }
+    EXPECT_FALSE(frame.complete());
+    frame.add(r, int(id % 2));
+    EXPECT_TRUE(frame.has(id));
+  }
+  EXPECT_TRUE(frame.complete());
+  EXPECT_EQ(frame.image().at(39, 19).r, grid.tile_count() - 1);
+  EXPECT_EQ(frame.owners()[3], 1);
+}
+
+}  // namespace
+}  // namespace tessera
