@@ -1,0 +1,198 @@
+#include "kernels/device/cpu/vct_cpu.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <thread>
+
+#include "common/base/error.h"
+
+namespace tessera::cpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// Runs fn(i) for i in [0, count) on `threads` threads (0: all cores), in chunks.
+template <typename Fn>
+void parallel_for(uint64_t count, unsigned threads, Fn&& fn) {
+  if (count == 0) return;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const uint64_t chunk = std::max<uint64_t>(1, std::min<uint64_t>(1024, count / (uint64_t(threads) * 8) + 1));
+  std::atomic<uint64_t> next{0};
+  auto work = [&] {
+    for (uint64_t start; (start = next.fetch_add(chunk)) < count;)
+      for (uint64_t i = start, end = std::min(count, start + chunk); i < end; ++i) fn(i);
+  };
+  if (threads == 1 || count <= chunk) {
+    work();
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
+VctGridParams vct_grid_geometry(const SceneView& scene, uint32_t resolution) {
+  if (resolution < 4 || resolution > 1024 || !std::has_single_bit(resolution))
+    throw Error("voxel grid " + std::to_string(resolution) + " is not a power of two in 4..1024");
+  VctGridParams p{};
+  const float lo[3] = {scene.bounds_min_x, scene.bounds_min_y, scene.bounds_min_z};
+  const float hi[3] = {scene.bounds_max_x, scene.bounds_max_y, scene.bounds_max_z};
+  float extent = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]});
+  if (!(extent > 0.0f)) extent = 1.0f;
+  const float v = extent / float(resolution - 1);  // half a voxel of margin at both ends of the longest axis
+  const float half = 0.5f * v * float(resolution);
+  p.origin_x = 0.5f * (lo[0] + hi[0]) - half;
+  p.origin_y = 0.5f * (lo[1] + hi[1]) - half;
+  p.origin_z = 0.5f * (lo[2] + hi[2]) - half;
+  p.voxel_size = v;
+  p.inv_voxel_size = 1.0f / v;
+  p.resolution = resolution;
+  p.level_count = uint32_t(std::countr_zero(resolution)) + 1;
+  uint32_t offset = 0;
+  for (uint32_t l = 0; l < p.level_count; ++l) {
+    p.map_offset[l] = offset;
+    const uint32_t m = vct_level_bricks(&p, l);
+    offset += m * m * m;
+  }
+  p.map_offset[p.level_count] = offset;
+  return p;
+}
+
+uint32_t vct_total_cells(const VctGridParams& p) { return p.map_offset[p.level_count]; }
+uint32_t vct_level_cells(const VctGridParams& p, uint32_t level) { return p.map_offset[level + 1] - p.map_offset[level]; }
+
+void vct_set_offsets(VctGridParams& p, std::span<const uint32_t> counts) {
+  uint32_t bricks = 0, voxels = 0;
+  for (uint32_t l = 0; l < p.level_count; ++l) {
+    p.brick_offset[l] = bricks;
+    p.voxel_offset[l] = voxels;
+    bricks += counts[2 * l];
+    voxels += counts[2 * l + 1];
+  }
+  p.brick_offset[p.level_count] = bricks;
+  p.voxel_offset[p.level_count] = voxels;
+}
+
+VctGrid VctGridData::view() const {
+  VctGrid g;
+  g.p = params;
+  g.map = map.data();
+  g.bricks = bricks.data();
+  g.radiance = radiance.data();
+  return g;
+}
+
+uint32_t VctGridData::word_at(uint32_t level, uint32_t x, uint32_t y, uint32_t z) const {
+  const VctGrid g = view();
+  const uint32_t i = vct_lookup(&g, level, x, y, z);
+  return i == TS_VCT_NONE ? 0u : radiance[i];
+}
+
+VctGridData vct_build(const SceneView& scene, const ShadingContext& shading, uint32_t resolution, bool solid,
+                      std::span<const VctLight> lights, unsigned threads, VctHostTimes* times) {
+  VctHostTimes local;
+  VctHostTimes& t = times ? *times : local;
+  VctGridData grid;
+  VctGridParams& p = grid.params;
+  p = vct_grid_geometry(scene, resolution);
+  const uint32_t total_cells = vct_total_cells(p);
+
+  // Structure: level-0 masks from the surface fragments (and filled interiors), then every coarser level.
+  auto start = Clock::now();
+  std::vector<uint32_t> masks(2 * size_t(total_cells), 0);
+  parallel_for(scene.triangle_count, threads, [&](uint64_t tri) {
+    vct_voxelize_lane(&scene, &shading, &p, uint32_t(tri), 0, 1, TS_VCT_PASS_MARK, masks.data(), nullptr, nullptr, nullptr);
+  });
+  t.structure_ms = ms_since(start);
+  if (solid) {
+    start = Clock::now();
+    const uint64_t n = resolution, words = n * n * n / 32;
+    std::vector<uint32_t> votes(3 * words, 0);
+    for (uint32_t axis = 0; axis < 3; ++axis)
+      parallel_for(n * n, threads, [&](uint64_t c) {
+        vct_interior_column(&scene, &p, axis, uint32_t(c % n), uint32_t(c / n), votes.data() + axis * words);
+      });
+    parallel_for(words, threads, [&](uint64_t w) { vct_interior_mark_word(&p, uint32_t(w), votes.data(), uint32_t(words), masks.data()); });
+    t.fill_ms = ms_since(start);
+  }
+  start = Clock::now();
+  for (uint32_t l = 0; l + 1 < p.level_count; ++l)
+    parallel_for(vct_level_cells(p, l), threads, [&](uint64_t c) { vct_parent_masks_cell(&p, l, uint32_t(c), masks.data()); });
+  std::vector<uint32_t> counters(2 * TS_VCT_MAX_LEVELS, 0);
+  for (uint32_t l = 0; l < p.level_count; ++l)
+    for (uint32_t c = 0; c < vct_level_cells(p, l); ++c) vct_count_cell(&p, l, c, masks.data(), counters.data());
+  vct_set_offsets(p, counters);
+  grid.map.assign(total_cells, 0);
+  grid.bricks.resize(p.brick_offset[p.level_count]);
+  grid.positions.resize(p.voxel_offset[p.level_count]);
+  grid.radiance.assign(p.voxel_offset[p.level_count], 0);
+  std::fill(counters.begin(), counters.end(), 0u);
+  for (uint32_t l = 0; l < p.level_count; ++l)
+    parallel_for(vct_level_cells(p, l), threads, [&](uint64_t c) {
+      vct_assign_cell(&p, l, uint32_t(c), masks.data(), counters.data(), grid.map.data(), grid.bricks.data(),
+                      grid.positions.data());
+    });
+  masks = {};
+  t.structure_ms += ms_since(start);
+
+  // Level-0 attributes: the same fragments again, summed into their voxels.
+  start = Clock::now();
+  const uint32_t count0 = grid.level_voxels(0);
+  std::vector<uint32_t> accum(size_t(TS_VCT_ACCUM_WORDS) * count0, 0);
+  parallel_for(scene.triangle_count, threads, [&](uint64_t tri) {
+    vct_voxelize_lane(&scene, &shading, &p, uint32_t(tri), 0, 1, TS_VCT_PASS_ACCUMULATE, nullptr, grid.map.data(),
+                      grid.bricks.data(), accum.data());
+  });
+  grid.albedo.resize(count0);
+  grid.normal.resize(count0);
+  parallel_for(count0, threads, [&](uint64_t i) {
+    vct_finalize_voxel(&shading.color, uint32_t(i), accum.data(), grid.albedo.data(), grid.normal.data());
+  });
+  t.attributes_ms = ms_since(start);
+
+  vct_relight(grid, scene, shading, lights, threads, &t);
+  return grid;
+}
+
+void vct_relight(VctGridData& grid, const SceneView& scene, const ShadingContext& shading, std::span<const VctLight> lights,
+                 unsigned threads, VctHostTimes* times) {
+  auto start = Clock::now();
+  const uint32_t count0 = grid.level_voxels(0);
+  parallel_for(count0, threads, [&](uint64_t i) {
+    grid.radiance[i] = vct_relight_voxel(&scene, &shading.color, &grid.params, lights.data(), uint32_t(lights.size()),
+                                         uint32_t(i), grid.positions.data(), grid.albedo.data(), grid.normal.data());
+  });
+  if (times) times->light_ms = ms_since(start);
+  start = Clock::now();
+  vct_build_mips(grid, threads);
+  if (times) times->mips_ms = ms_since(start);
+}
+
+void vct_build_mips(VctGridData& grid, unsigned threads) {
+  const VctGrid g = grid.view();
+  for (uint32_t l = 1; l < grid.params.level_count; ++l) {
+    const uint32_t first = grid.params.voxel_offset[l];
+    parallel_for(grid.level_voxels(l), threads, [&](uint64_t k) {
+      grid.radiance[first + k] = vct_mip_voxel(&g, l, first + uint32_t(k), grid.positions.data());
+    });
+  }
+}
+
+void vct_tile(const SceneView& scene, const ShadingContext& shading, const RenderSettings& settings, const VctGridData& grid,
+              const VctSettings& vct, std::span<const VctLight> lights, const CameraParams& camera, const TileRect& tile,
+              std::span<uint32_t> out, unsigned threads) {
+  if (out.size() != size_t(tile.width) * tile.height) throw Error("tile buffer has the wrong size");
+  const VctGrid g = grid.view();
+  parallel_for(uint64_t(tile.width) * tile.height, threads, [&](uint64_t i) {
+    const uint32_t x = uint32_t(i % tile.width), y = uint32_t(i / tile.width);
+    out[i] = vct_pixel(&scene, &shading, &settings, &g, &vct, lights.data(), &camera, tile.x0 + x, tile.y0 + y);
+  });
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,57 @@
+#pragma once
+// The host backend of the `vct` mode: the work items of kernels/vct/*.h run on a pool of threads, in
+// the same order of steps as the OpenCL backend (worker/render/opencl_vct_renderer.cpp). It is the
+// reference the OpenCL build is tested against, and a renderer of its own without OpenCL.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/device/cpu/raytrace_cpu.h"
+#include "kernels/vct/vct_build.h"
+#include "kernels/vct/vct_shade.h"
+
+namespace tessera::cpu {
+
+// Grid geometry for a scene: a cube around the scene bounds with half a voxel of margin on the longest
+// axis, the map offsets of every level. resolution: a power of two in 4..1024 (else Error).
+VctGridParams vct_grid_geometry(const SceneView& scene, uint32_t resolution);
+// Total brick cells over all levels (entries of the map; the dense masks hold two words each).
+uint32_t vct_total_cells(const VctGridParams& params);
+uint32_t vct_level_cells(const VctGridParams& params, uint32_t level);
+// Fills brick_offset / voxel_offset from per-level counts (2 per level: bricks, voxels).
+void vct_set_offsets(VctGridParams& params, std::span<const uint32_t> counts);
+
+// A voxel grid in host memory, laid out as kernels/vct/vct_common.h describes.
+struct VctGridData {
+  VctGridParams params{};
+  std::vector<uint32_t> map;
+  std::vector<uint4> bricks;
+  std::vector<uint32_t> radiance, positions;  // every level
+  std::vector<uint32_t> albedo, normal;       // level 0
+
+  VctGrid view() const;
+  uint32_t level_voxels(uint32_t level) const { return params.voxel_offset[level + 1] - params.voxel_offset[level]; }
+  uint32_t level_bricks(uint32_t level) const { return params.brick_offset[level + 1] - params.brick_offset[level]; }
+  // Radiance word of a voxel, 0 when empty.
+  uint32_t word_at(uint32_t level, uint32_t x, uint32_t y, uint32_t z) const;
+};
+
+struct VctHostTimes {
+  double structure_ms = 0, fill_ms = 0, attributes_ms = 0, light_ms = 0, mips_ms = 0;
+};
+
+// Voxelizes the scene (surface, plus filled interiors when `solid`), lights the voxels and builds the
+// mip levels.
+VctGridData vct_build(const SceneView& scene, const ShadingContext& shading, uint32_t resolution, bool solid,
+                      std::span<const VctLight> lights, unsigned threads = 0, VctHostTimes* times = nullptr);
+// Direct light of the active level-0 voxels under `lights`, then the mip levels; no voxelization.
+void vct_relight(VctGridData& grid, const SceneView& scene, const ShadingContext& shading, std::span<const VctLight> lights,
+                 unsigned threads = 0, VctHostTimes* times = nullptr);
+void vct_build_mips(VctGridData& grid, unsigned threads = 0);
+
+// Renders `tile` of the vct mode into out (tile pixels row by row, RGBA8).
+void vct_tile(const SceneView& scene, const ShadingContext& shading, const RenderSettings& settings, const VctGridData& grid,
+              const VctSettings& vct, std::span<const VctLight> lights, const CameraParams& camera, const TileRect& tile,
+              std::span<uint32_t> out, unsigned threads = 0);
+
+}  // namespace tessera::cpu

@@ -1,0 +1,105 @@
+/* OpenCL entry points of the `vct` mode (voxel cone tracing). Every kernel is a thin wrapper around one
+ * work item of the kernels/vct headers, which the host backend (kernels/device/cpu/vct_cpu.cpp) runs too.
+ * Build order on the host side: worker/render/opencl_vct_renderer.cpp. */
+#include "kernels/device/opencl/kernel_params.h"
+#include "kernels/vct/vct_build.h"
+#include "kernels/vct/vct_shade.h"
+
+/* Surface voxelization pass (mark or accumulate): global (lanes, triangles). */
+__kernel void vct_voxelize(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const VctGridParams grid, const uint lanes, const uint pass,
+                           __global uint* dense_masks, __global const uint* map, __global const uint4* bricks,
+                           __global uint* accum) {
+  uint lane = get_global_id(0), tri = get_global_id(1);
+  if (lane >= lanes || tri >= scene_constants.triangle_count) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  vct_voxelize_lane(&view, &ctx, &grid, tri, lane, lanes, pass, dense_masks, map, bricks, accum);
+}
+
+/* Filled voxelization, one column a work item: global (N, N). */
+__kernel void vct_interior_columns(TS_SCENE_PARAMS, const VctGridParams grid, const uint axis, __global uint* votes) {
+  uint i = get_global_id(0), j = get_global_id(1);
+  if (i >= grid.resolution || j >= grid.resolution) return;
+  TS_SCENE_VIEW(view);
+  uint n = grid.resolution;
+  vct_interior_column(&view, &grid, axis, i, j, votes + axis * ((n * n * n) >> 5)); /* one vote plane an axis */
+}
+
+__kernel void vct_interior_mark(const VctGridParams grid, const uint words_per_axis, __global const uint* votes,
+                                __global uint* dense_masks) {
+  uint w = get_global_id(0);
+  if (w >= words_per_axis) return;
+  vct_interior_mark_word(&grid, w, votes, words_per_axis, dense_masks);
+}
+
+/* Structure of the levels: one work item a brick cell of `level`. */
+__kernel void vct_parent_masks(const VctGridParams grid, const uint level, const uint cells, __global uint* dense_masks) {
+  uint c = get_global_id(0);
+  if (c >= cells) return;
+  vct_parent_masks_cell(&grid, level, c, dense_masks);
+}
+
+__kernel void vct_count(const VctGridParams grid, const uint level, const uint cells, __global const uint* dense_masks,
+                        __global uint* counters) {
+  uint c = get_global_id(0);
+  if (c >= cells) return;
+  vct_count_cell(&grid, level, c, dense_masks, counters);
+}
+
+__kernel void vct_assign(const VctGridParams grid, const uint level, const uint cells, __global const uint* dense_masks,
+                         __global uint* counters, __global uint* map, __global uint4* bricks, __global uint* vct_positions) {
+  uint c = get_global_id(0);
+  if (c >= cells) return;
+  vct_assign_cell(&grid, level, c, dense_masks, counters, map, bricks, vct_positions);
+}
+
+/* Level-0 attributes from the fragment sums: one work item a level-0 voxel. */
+__kernel void vct_finalize(TS_SHADING_PARAMS, const uint count, __global const uint* accum, __global uint* albedo,
+                           __global uint* normal) {
+  uint i = get_global_id(0);
+  if (i >= count) return;
+  TS_SHADING_CONTEXT(ctx);
+  vct_finalize_voxel(&ctx.color, i, accum, albedo, normal);
+}
+
+/* Direct light of the level-0 voxels (the active-voxel list): one work item a voxel. */
+__kernel void vct_relight(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const VctGridParams grid, __global const VctLight* vct_lights,
+                          const uint light_count, __global const uint* vct_positions, __global const uint* albedo,
+                          __global const uint* normal, __global uint* radiance) {
+  uint i = get_global_id(0);
+  if (i >= grid.voxel_offset[1]) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  radiance[i] = vct_relight_voxel(&view, &ctx.color, &grid, vct_lights, light_count, i, vct_positions, albedo, normal);
+}
+
+/* Mip level `level` >= 1 from level - 1: one work item a voxel of the level's active list. */
+__kernel void vct_mip(const VctGridParams grid, const uint level, __global const uint* map, __global const uint4* bricks,
+                      __global uint* radiance, __global const uint* positions) {
+  uint k = get_global_id(0);
+  uint first = grid.voxel_offset[level];
+  if (k >= grid.voxel_offset[level + 1u] - first) return;
+  VctGrid g;
+  g.p = grid;
+  g.map = map;
+  g.bricks = bricks;
+  g.radiance = radiance;
+  radiance[first + k] = vct_mip_voxel(&g, level, first + k, positions);
+}
+
+/* One work item a pixel of a tile; out holds the tile's pixels row by row (RGBA8). */
+__kernel void vct_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
+                       const VctGridParams grid, __global const uint* map, __global const uint4* bricks,
+                       __global const uint* radiance, const VctSettings vct, __global const VctLight* vct_lights,
+                       const uint tile_x0, const uint tile_y0, const uint tile_w, const uint tile_h, __global uint* out) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= tile_w || y >= tile_h) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  VctGrid g;
+  g.p = grid;
+  g.map = map;
+  g.bricks = bricks;
+  g.radiance = radiance;
+  out[y * tile_w + x] = vct_pixel(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile_x0 + x, tile_y0 + y);
+}

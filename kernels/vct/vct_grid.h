@@ -1,0 +1,115 @@
+/* Reading the sparse voxel grid: voxel lookup through the brick map and trilinear / quadrilinear
+ * sampling of premultiplied radiance and occupancy (papers/001 §4.6). */
+#ifndef TESSERA_KERNELS_VCT_VCT_GRID_H
+#define TESSERA_KERNELS_VCT_VCT_GRID_H
+#include "kernels/vct/vct_common.h"
+
+typedef struct VctGrid {
+  VctGridParams p;
+  TS_GLOBAL const uint* map;
+  TS_GLOBAL const uint4* bricks;
+  TS_GLOBAL const uint* radiance;
+} VctGrid;
+
+/* Index of voxel (x, y, z) of a level, or TS_VCT_NONE when it is empty (coordinates must be inside). */
+TS_FN uint vct_lookup(const VctGrid* g, uint level, uint x, uint y, uint z) {
+  uint b = g->map[g->p.map_offset[level] + vct_brick_cell(&g->p, level, x, y, z)];
+  uint4 rec;
+  if (b == 0u) return TS_VCT_NONE;
+  rec = g->bricks[b - 1u];
+  return vct_brick_voxel(rec.x, rec.y, rec.z, vct_brick_bit(x, y, z));
+}
+
+/* Decoded voxel, zero when empty or outside the level. */
+TS_FN VctVoxel vct_fetch(const VctGrid* g, uint level, int x, int y, int z) {
+  int res = (int)vct_level_res(&g->p, level);
+  VctVoxel v;
+  uint i;
+  v.radiance = make_float3(0.0f, 0.0f, 0.0f);
+  v.alpha = 0.0f;
+  v.interior = 0u;
+  if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) return v;
+  i = vct_lookup(g, level, (uint)x, (uint)y, (uint)z);
+  if (i == TS_VCT_NONE) return v;
+  return vct_decode_voxel(g->radiance[i]);
+}
+
+/* Trilinear sample at a level: xyz = premultiplied radiance, w = occupancy. q is in level voxel units
+ * measured from the grid corner (voxel centres at i + 0.5). The eight taps go through a one-entry
+ * brick cache, since neighbouring taps usually share a brick. */
+TS_FN float4 vct_sample_level(const VctGrid* g, uint level, float3 q) {
+  int res = (int)vct_level_res(&g->p, level);
+  float fx = q.x - 0.5f, fy = q.y - 0.5f, fz = q.z - 0.5f;
+  float bx = ts_floor(fx), by = ts_floor(fy), bz = ts_floor(fz);
+  float ax = fx - bx, ay = fy - by, az = fz - bz;
+  int ix = (int)bx, iy = (int)by, iz = (int)bz;
+  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  uint cached_cell = TS_VCT_NONE, lo = 0u, hi = 0u, first = 0u, map_base = g->p.map_offset[level];
+  int k;
+  if (ix < -1 || iy < -1 || iz < -1 || ix >= res || iy >= res || iz >= res) return acc;
+  for (k = 0; k < 8; ++k) {
+    int x = ix + (k & 1), y = iy + ((k >> 1) & 1), z = iz + ((k >> 2) & 1);
+    uint cell, i, w;
+    float wt, a;
+    if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) continue;
+    cell = vct_brick_cell(&g->p, level, (uint)x, (uint)y, (uint)z);
+    if (cell != cached_cell) {
+      uint b = g->map[map_base + cell];
+      cached_cell = cell;
+      if (b == 0u) {
+        lo = 0u;
+        hi = 0u;
+      } else {
+        uint4 rec = g->bricks[b - 1u];
+        lo = rec.x;
+        hi = rec.y;
+        first = rec.z;
+      }
+    }
+    if ((lo | hi) == 0u) continue;
+    i = vct_brick_voxel(lo, hi, first, vct_brick_bit((uint)x, (uint)y, (uint)z));
+    if (i == TS_VCT_NONE) continue;
+    w = g->radiance[i];
+    wt = ((k & 1) ? ax : 1.0f - ax) * (((k >> 1) & 1) ? ay : 1.0f - ay) * (((k >> 2) & 1) ? az : 1.0f - az);
+    a = wt * vct_decode_alpha(w >> 24);
+    {
+      float3 c = vct_decode_rgb(w);
+      acc.x += a * c.x;
+      acc.y += a * c.y;
+      acc.z += a * c.z;
+    }
+    acc.w += a;
+  }
+  return acc;
+}
+
+/* Position in level-`level` voxel units of a world point. */
+TS_FN float3 vct_level_coords(const VctGrid* g, uint level, float3 p) {
+  float s = g->p.inv_voxel_size * vct_exp2i(-(int)level);
+  return make_float3((p.x - g->p.origin_x) * s, (p.y - g->p.origin_y) * s, (p.z - g->p.origin_z) * s);
+}
+
+/* Quadrilinear sample at a fractional level (clamped to the coarsest). */
+TS_FN float4 vct_sample(const VctGrid* g, float3 p, float level) {
+  float top = (float)(g->p.level_count - 1u);
+  uint l0;
+  float t;
+  float4 a, b;
+  if (level <= 0.0f) return vct_sample_level(g, 0u, vct_level_coords(g, 0u, p));
+  if (level >= top) return vct_sample_level(g, g->p.level_count - 1u, vct_level_coords(g, g->p.level_count - 1u, p));
+  l0 = (uint)level;
+  t = level - (float)l0;
+  a = vct_sample_level(g, l0, vct_level_coords(g, l0, p));
+  if (t == 0.0f) return a;
+  b = vct_sample_level(g, l0 + 1u, vct_level_coords(g, l0 + 1u, p));
+  return make_float4(a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t, a.z + (b.z - a.z) * t, a.w + (b.w - a.w) * t);
+}
+
+/* Whether a world point lies inside the grid, grown by `margin` world units. */
+TS_FN int vct_inside(const VctGrid* g, float3 p, float margin) {
+  float ext = g->p.voxel_size * (float)g->p.resolution;
+  return p.x >= g->p.origin_x - margin && p.y >= g->p.origin_y - margin && p.z >= g->p.origin_z - margin &&
+         p.x <= g->p.origin_x + ext + margin && p.y <= g->p.origin_y + ext + margin && p.z <= g->p.origin_z + ext + margin;
+}
+
+#endif

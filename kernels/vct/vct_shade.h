@@ -1,0 +1,145 @@
+/* One pixel of the `vct` mode: a primary ray through the kd-tree, then cone tracing, combined as in
+ * papers/001 Eq. 4.9 and 4.10:
+ *   S_tot = i S AO + (1 - i) AO                          (i: shadow_mix)
+ *   r     = sum over lights (n.l) S_tot c_light c_frag  +  c_diffuse c_frag  (+ ambient AO c_frag)
+ * The five presets are the thesis's five configurations (§5.1.2):
+ *   1 basic shading (no shadows)        2 + hard shadows (a shadow ray through the kd-tree, where the
+ *   3 + ambient occlusion (cones)          thesis used a shadow map)
+ *   4 + diffuse indirect light (cones)  5 like 4 with a cone-traced soft shadow instead of the ray
+ * The mode is diffuse only (mirror and glass shade with their colour as albedo); cut-out texels let
+ * primary rays through, as in the raytrace mode. */
+#ifndef TESSERA_KERNELS_VCT_VCT_SHADE_H
+#define TESSERA_KERNELS_VCT_VCT_SHADE_H
+#include "kernels/render/camera.h"
+#include "kernels/vct/vct_cone.h"
+#include "kernels/vct/vct_light.h"
+
+#define TS_VCT_OUTPUT_COLOR 0u
+#define TS_VCT_OUTPUT_AO 1u           /* the cone-traced ambient occlusion as linear grey */
+#define TS_VCT_OUTPUT_INDIRECT 2u     /* only the diffuse indirect term */
+#define TS_VCT_OUTPUT_AO_REFERENCE 3u /* ambient occlusion by cosine-distributed rays through the kd-tree */
+#define TS_VCT_MAX_PASS_THROUGH 16u
+
+/* Per-frame settings, passed by value: scalars only, 48 bytes. */
+typedef struct VctSettings {
+  uint preset;      /* 1..5 */
+  uint light_count; /* entries of the VctLight buffer */
+  uint output;      /* TS_VCT_OUTPUT_* */
+  uint ao_reference_rays;
+  float shadow_sin_half; /* sin(theta / 2) of the shadow cone */
+  float ao_distance;     /* reach of the ambient occlusion, world units */
+  float cone_offset;     /* cones start this far along the normal, world units */
+  float shadow_mix;      /* i of Eq. 4.9 */
+  float indirect_scale;  /* multiplier on the diffuse indirect term (1) */
+  uint indirect_normalize; /* 1: a cone's radiance is C / A (the thesis), 0: the composite C */
+  float side_lift;         /* side cones' samples move this share of their distance along the normal */
+  float pad2;
+} VctSettings;
+
+/* Ambient occlusion of a surface point by `rays` cosine-distributed rays of length `distance`. */
+TS_FN float vct_ao_reference(const SceneView* scene, float3 p, float3 n, float eps, float distance, uint rays, Rng* rng) {
+  float3 t, b, org = v3_madd(p, n, eps);
+  uint i, open = 0u;
+  vct_basis(n, &t, &b);
+  for (i = 0u; i < rays; ++i) {
+    float u1 = rng_next(rng), u2 = rng_next(rng), r = ts_sqrt(u1), phi = 6.2831853f * u2;
+    float3 d = v3_add(v3_add(v3_scale(t, r * ts_cos(phi)), v3_scale(b, r * ts_sin(phi))),
+                      v3_scale(n, ts_sqrt(ts_fmax(0.0f, 1.0f - u1))));
+    if (!kd_intersect_any(scene, org, d, 0.0f, distance)) ++open;
+  }
+  return rays > 0u ? (float)open / (float)rays : 1.0f;
+}
+
+/* Linear radiance of one pixel; *ao_out receives the ambient occlusion (1 where none was traced). */
+TS_FN float3 vct_radiance(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
+                          const VctSettings* vs, TS_GLOBAL const VctLight* lights, float3 org, float3 dir, Rng* rng,
+                          float* ao_out) {
+  uint pass;
+  *ao_out = 1.0f;
+  for (pass = 0u; pass < TS_VCT_MAX_PASS_THROUGH; ++pass) {
+    Hit hit;
+    Surface s;
+    MaterialGpu m;
+    float4 albedo;
+    float3 a, o, direct = make_float3(0.0f, 0.0f, 0.0f), indirect = make_float3(0.0f, 0.0f, 0.0f), result;
+    float ao = 1.0f, full;
+    uint l;
+    if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit))
+      return make_float3(rs->background_r, rs->background_g, rs->background_b);
+    s = surface_at(scene, ctx, dir, &hit);
+    m = ctx->materials[s.material];
+    if (m.type == TS_MATERIAL_EMISSIVE) return make_float3(m.emission_r, m.emission_g, m.emission_b);
+    albedo = surface_albedo(ctx, &s);
+    if (albedo.w < 0.5f) { /* cut-out: continue behind the surface */
+      org = v3_madd(s.p, s.ng, -rs->ray_epsilon);
+      continue;
+    }
+    a = make_float3(albedo.x, albedo.y, albedo.z);
+    if (vs->output == TS_VCT_OUTPUT_AO_REFERENCE) {
+      *ao_out = vct_ao_reference(scene, s.p, s.ng, rs->ray_epsilon, vs->ao_distance, vs->ao_reference_rays, rng);
+      return make_float3(*ao_out, *ao_out, *ao_out);
+    }
+    o = v3_madd(s.p, s.ns, vs->cone_offset);
+    full = g->p.voxel_size * (float)g->p.resolution * 1.7320508f;
+    if (vs->preset >= 3u || vs->output == TS_VCT_OUTPUT_AO)
+      vct_diffuse_cones_lifted(g, o, s.ns, vs->ao_distance, vs->preset >= 4u ? full : vs->ao_distance * (1.0f / 1.5f),
+                               vs->indirect_normalize, vs->side_lift, &ao, &indirect);
+    *ao_out = ao;
+    if (vs->output == TS_VCT_OUTPUT_AO) return make_float3(ao, ao, ao);
+    indirect = v3_scale(indirect, vs->indirect_scale);
+    if (vs->output == TS_VCT_OUTPUT_INDIRECT) return vs->preset >= 4u ? v3_mul(a, indirect) : make_float3(0.0f, 0.0f, 0.0f);
+    for (l = 0u; l < vs->light_count; ++l) {
+      VctLight light = lights[l];
+      float3 wi, inc;
+      float dist, cosine, shadow = 1.0f, total;
+      inc = vct_light_incident(&light, s.p, &wi, &dist);
+      cosine = v3_dot(s.ns, wi);
+      if (cosine <= 0.0f || v3_dot(s.ng, wi) <= 0.0f) continue;
+      if (vs->preset >= 2u && vs->preset <= 4u) {
+        float3 ro = v3_madd(s.p, s.ng, rs->ray_epsilon);
+        int blocked = light.type == TS_VCT_LIGHT_DIRECTIONAL
+                          ? kd_intersect_any(scene, ro, wi, 0.0f, TS_INFINITY)
+                          : kd_intersect_any(scene, ro, v3_sub(make_float3(light.x, light.y, light.z), ro), 0.0f, 0.9999f);
+        shadow = blocked ? 0.0f : 1.0f;
+      } else if (vs->preset >= 5u) {
+        float reach = TS_INFINITY;
+        float3 aim = wi;
+        if (light.type != TS_VCT_LIGHT_DIRECTIONAL) {
+          float3 target = make_float3(light.x, light.y, light.z);
+          if (light.type == TS_VCT_LIGHT_AREA) {
+            float3 ln = make_float3(light.nx, light.ny, light.nz);
+            target = v3_madd(target, ln, v3_dot(ln, v3_sub(o, target)) >= 0.0f ? light.cone_lift : -light.cone_lift);
+          }
+          reach = v3_length(v3_sub(target, o));
+          if (reach > 0.0f) aim = v3_scale(v3_sub(target, o), 1.0f / reach);
+        }
+        shadow = vct_shadow_cone(g, o, aim, vs->shadow_sin_half, reach);
+      }
+      total = vs->preset >= 3u ? vs->shadow_mix * shadow * ao + (1.0f - vs->shadow_mix) * ao : shadow;
+      direct = v3_madd(direct, inc, cosine * total);
+    }
+    /* Eq. 4.10 has no ambient term: presets 1 - 3 keep the raytrace mode's ambient (times AO), 4 and 5
+     * have the traced indirect light instead. */
+    if (vs->preset >= 4u) return v3_mul(a, v3_add(direct, indirect));
+    result = v3_mul(a, v3_add(direct, make_float3(rs->ambient * ao, rs->ambient * ao, rs->ambient * ao)));
+    return result;
+  }
+  return make_float3(rs->background_r, rs->background_g, rs->background_b);
+}
+
+/* One pixel as packed sRGB RGBA8. */
+TS_FN uint vct_pixel(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
+                     const VctSettings* vs, TS_GLOBAL const VctLight* lights, const CameraParams* cam, uint px, uint py) {
+  float3 dir = camera_direction(cam, (float)px + 0.5f, (float)py + 0.5f);
+  Rng rng = rng_make(py * cam->width + px, 0u, rs->seed);
+  float ao;
+  float3 c = vct_radiance(scene, ctx, rs, g, vs, lights, camera_origin(cam), dir, &rng, &ao);
+  if (vs->output == TS_VCT_OUTPUT_AO || vs->output == TS_VCT_OUTPUT_AO_REFERENCE) {
+    /* linear grey, so images can be compared as numbers: 0 occluded, 255 open */
+    uint q = (uint)ts_floor(ts_fmin(ts_fmax(ao, 0.0f), 1.0f) * 255.0f + 0.5f);
+    return q | (q << 8) | (q << 16) | 0xFF000000u;
+  }
+  return pack_rgba8(&ctx->color, v3_scale(c, rs->exposure));
+}
+
+#endif

@@ -1,0 +1,258 @@
+#include "worker/render/opencl_vct_renderer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/base/error.h"
+#include "common/cl/commands.h"
+#include "common/cl/launch_1d.h"
+
+namespace tessera {
+namespace {
+
+constexpr size_t kLocal1d = 64;
+constexpr size_t kTileLocal = 8;
+
+double total_ms(const std::vector<cl::Event>& events) {
+  double ms = 0;
+  for (const auto& e : events) ms += e.timing().run_ms();
+  return ms;
+}
+
+bool same_lights(const std::vector<VctLight>& a, const std::vector<VctLight>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(VctLight)) == 0);
+}
+
+}  // namespace
+
+OpenClVctRenderer::OpenClVctRenderer(const PackedScene& scene, const std::string& device_spec,
+                                     std::optional<uint64_t> memory_limit, const VctOptions& options,
+                                     std::vector<VctLight> lights)
+    : device_(cl::Device::open(device_spec)),
+      budget_(device_, memory_limit),
+      scene_(device_, budget_, scene),
+      program_(cl::build_program(device_, "kernels/device/opencl/vct.cl")),
+      voxelize_(program_.kernel("vct_voxelize")),
+      interior_columns_(program_.kernel("vct_interior_columns")),
+      interior_mark_(program_.kernel("vct_interior_mark")),
+      parent_masks_(program_.kernel("vct_parent_masks")),
+      count_(program_.kernel("vct_count")),
+      assign_(program_.kernel("vct_assign")),
+      finalize_(program_.kernel("vct_finalize")),
+      relight_(program_.kernel("vct_relight")),
+      mip_(program_.kernel("vct_mip")),
+      tile_(program_.kernel("vct_tile")),
+      options_(options),
+      lights_(std::move(lights)) {
+  build_times_ = build();
+}
+
+VctStepTimes OpenClVctRenderer::revoxelize() { return build(); }
+
+std::string OpenClVctRenderer::description() const {
+  return device_.info().name + " (OpenCL, " + device_.info().platform_name + ")";
+}
+
+VctStepTimes OpenClVctRenderer::build() {
+  const VctOptions& options = options_;
+  for (cl::Buffer* b : {&map_, &bricks_, &radiance_, &positions_, &albedo_, &normal_}) b->release();
+  params_ = cpu::vct_grid_geometry(scene_.scene().host_view(), options.grid);
+  VctStepTimes times;
+  const uint32_t n = params_.resolution, levels = params_.level_count, cells = cpu::vct_total_cells(params_);
+  const uint32_t triangles = scene_.scene().triangle_count();
+  const uint64_t vote_words = uint64_t(n) * n * n / 32;
+  const uint64_t mask_bytes = uint64_t(cells) * 8, vote_bytes = options.solid ? vote_words * 4 * 3 : 0;
+  // Triangles get several lanes on a GPU, so the big ones (walls, floors) do not hold a wave back.
+  const uint32_t lanes = device_.info().type == cl::DeviceType::gpu ? 16 : 4;
+  std::vector<cl::Event> structure, fill, attributes;
+
+  std::vector<cl::BufferRequest> transient{{"vct_brick_masks", mask_bytes}, {"vct_counters", 8 * TS_VCT_MAX_LEVELS}};
+  if (options.solid) transient.push_back({"vct_fill_votes", vote_bytes});
+  budget_.check(transient, "VCT grid");
+  cl::Buffer masks = budget_.create("vct_brick_masks", mask_bytes);
+  cl::Buffer counters = budget_.create("vct_counters", 8 * TS_VCT_MAX_LEVELS);
+  structure.push_back(cl::fill_buffer_u32(device_, masks, 0, mask_bytes));
+
+  auto set_voxelize = [&](uint32_t pass, const cl::Buffer& dense, const cl::Buffer& map, const cl::Buffer& bricks,
+                          const cl::Buffer& accum) {
+    cl_uint arg = scene_.set_scene_args(voxelize_, 0);
+    arg = scene_.set_shading_args(voxelize_, arg);
+    voxelize_.set_arg(arg++, params_);
+    voxelize_.set_arg(arg++, cl_uint(lanes));
+    voxelize_.set_arg(arg++, cl_uint(pass));
+    voxelize_.set_arg(arg++, dense);
+    voxelize_.set_arg(arg++, map);
+    voxelize_.set_arg(arg++, bricks);
+    voxelize_.set_arg(arg++, accum);
+  };
+  const cl::Range2D voxelize_global{lanes, std::max<size_t>(triangles, 1)}, voxelize_local{lanes, 64 / lanes};
+
+  // 1. Surface fragments -> level-0 brick masks (the other buffer arguments are unused in this pass).
+  set_voxelize(TS_VCT_PASS_MARK, masks, masks, masks, masks);
+  if (triangles) structure.push_back(cl::launch_2d(device_, voxelize_, voxelize_global, voxelize_local));
+
+  // 2. Filled voxelization: three axes of column rays, two votes of three make an interior voxel.
+  if (options.solid) {
+    cl::Buffer votes = budget_.create("vct_fill_votes", vote_bytes);
+    fill.push_back(cl::fill_buffer_u32(device_, votes, 0, vote_bytes));
+    const cl_uint axis_arg = scene_.set_scene_args(interior_columns_, 0) + 1;
+    interior_columns_.set_arg(axis_arg - 1, params_);
+    interior_columns_.set_arg(axis_arg + 1, votes);
+    for (uint32_t axis = 0; axis < 3; ++axis) {
+      interior_columns_.set_arg(axis_arg, cl_uint(axis));
+      fill.push_back(cl::launch_2d(device_, interior_columns_, {n, n}, {8, 8}));
+    }
+    interior_mark_.set_args(params_, cl_uint(vote_words), votes, masks);
+    fill.push_back(cl::launch_1d(device_, interior_mark_, vote_words, kLocal1d));
+    device_.finish();
+  }
+
+  // 3. Coarser levels' masks, then bricks and voxels counted per level.
+  for (uint32_t l = 0; l + 1 < levels; ++l) {
+    const uint32_t level_cells = cpu::vct_level_cells(params_, l);
+    parent_masks_.set_args(params_, cl_uint(l), cl_uint(level_cells), masks);
+    structure.push_back(cl::launch_1d(device_, parent_masks_, level_cells, kLocal1d));
+  }
+  structure.push_back(cl::fill_buffer_u32(device_, counters, 0, 8 * TS_VCT_MAX_LEVELS));
+  for (uint32_t l = 0; l < levels; ++l) {
+    const uint32_t level_cells = cpu::vct_level_cells(params_, l);
+    count_.set_args(params_, cl_uint(l), cl_uint(level_cells), masks, counters);
+    structure.push_back(cl::launch_1d(device_, count_, level_cells, kLocal1d));
+  }
+  const auto counts = cl::read_buffer<uint32_t>(device_, counters, 2 * TS_VCT_MAX_LEVELS);
+  cpu::vct_set_offsets(params_, counts);
+
+  // 4. The grid itself, checked against the budget as one set before anything is allocated.
+  const uint64_t voxels = params_.voxel_offset[levels], level0 = params_.voxel_offset[1];
+  const uint64_t brick_count = params_.brick_offset[levels];
+  budget_.check({{"vct_map", uint64_t(cells) * 4},
+                 {"vct_bricks", brick_count * 16},
+                 {"vct_radiance", voxels * 4},
+                 {"vct_positions", voxels * 4},
+                 {"vct_albedo", level0 * 4},
+                 {"vct_normal", level0 * 4},
+                 {"vct_accumulators", level0 * TS_VCT_ACCUM_WORDS * 4}},
+                "VCT grid");
+  map_ = budget_.create("vct_map", uint64_t(cells) * 4);
+  bricks_ = budget_.create("vct_bricks", brick_count * 16);
+  radiance_ = budget_.create("vct_radiance", voxels * 4);
+  positions_ = budget_.create("vct_positions", voxels * 4);
+  albedo_ = budget_.create("vct_albedo", level0 * 4);
+  normal_ = budget_.create("vct_normal", level0 * 4);
+  structure.push_back(cl::fill_buffer_u32(device_, counters, 0, 8 * TS_VCT_MAX_LEVELS));
+  for (uint32_t l = 0; l < levels; ++l) {
+    const uint32_t level_cells = cpu::vct_level_cells(params_, l);
+    assign_.set_args(params_, cl_uint(l), cl_uint(level_cells), masks, counters, map_, bricks_, positions_);
+    structure.push_back(cl::launch_1d(device_, assign_, level_cells, kLocal1d));
+  }
+  device_.finish();
+  times.structure_ms = total_ms(structure);
+  times.fill_ms = total_ms(fill);
+  masks.release();
+
+  // 5. Level-0 attributes: the same fragments, summed into their voxels, then averaged.
+  cl::Buffer accum = budget_.create("vct_accumulators", level0 * TS_VCT_ACCUM_WORDS * 4);
+  attributes.push_back(cl::fill_buffer_u32(device_, accum, 0, level0 * TS_VCT_ACCUM_WORDS * 4));
+  set_voxelize(TS_VCT_PASS_ACCUMULATE, accum, map_, bricks_, accum);
+  if (triangles && level0) attributes.push_back(cl::launch_2d(device_, voxelize_, voxelize_global, voxelize_local));
+  {
+    cl_uint arg = scene_.set_shading_args(finalize_, 0);
+    finalize_.set_arg(arg++, cl_uint(level0));
+    finalize_.set_arg(arg++, accum);
+    finalize_.set_arg(arg++, albedo_);
+    finalize_.set_arg(arg++, normal_);
+    attributes.push_back(cl::launch_1d(device_, finalize_, level0, kLocal1d));
+  }
+  device_.finish();
+  times.attributes_ms = total_ms(attributes);
+  accum.release();
+
+  const VctStepTimes lit = relight();
+  times.light_ms = lit.light_ms;
+  times.mips_ms = lit.mips_ms;
+  const uint64_t marking = mask_bytes + vote_bytes + 8 * TS_VCT_MAX_LEVELS;
+  const uint64_t summing = level0 * TS_VCT_ACCUM_WORDS * 4;
+  stats_ = vct_grid_stats(params_, std::max(marking, summing));
+  return times;
+}
+
+VctStepTimes OpenClVctRenderer::relight() {
+  VctStepTimes t;
+  const uint64_t light_bytes = std::max<size_t>(1, lights_.size()) * sizeof(VctLight);
+  if (!lights_buffer_ || lights_buffer_.size() < light_bytes) {
+    lights_buffer_.release();
+    lights_buffer_ = budget_.create("vct_lights", light_bytes, cl::BufferAccess::read_only);
+  }
+  if (!lights_.empty()) cl::write_buffer(device_, lights_buffer_, lights_.data(), lights_.size() * sizeof(VctLight));
+  const uint32_t level0 = params_.voxel_offset[1];
+  cl_uint arg = scene_.set_scene_args(relight_, 0);
+  arg = scene_.set_shading_args(relight_, arg);
+  relight_.set_arg(arg++, params_);
+  relight_.set_arg(arg++, lights_buffer_);
+  relight_.set_arg(arg++, cl_uint(lights_.size()));
+  relight_.set_arg(arg++, positions_);
+  relight_.set_arg(arg++, albedo_);
+  relight_.set_arg(arg++, normal_);
+  relight_.set_arg(arg++, radiance_);
+  std::vector<cl::Event> light, mips;
+  light.push_back(cl::launch_1d(device_, relight_, level0, kLocal1d));
+  for (uint32_t l = 1; l < params_.level_count; ++l) {
+    mip_.set_args(params_, cl_uint(l), map_, bricks_, radiance_, positions_);
+    mips.push_back(cl::launch_1d(device_, mip_, params_.voxel_offset[l + 1] - params_.voxel_offset[l], kLocal1d));
+  }
+  device_.finish();
+  t.light_ms = total_ms(light);
+  t.mips_ms = total_ms(mips);
+  return t;
+}
+
+VctStepTimes OpenClVctRenderer::set_lights(const std::vector<VctLight>& lights) {
+  if (same_lights(lights, lights_)) return {};
+  lights_ = lights;
+  return relight();
+}
+
+void OpenClVctRenderer::render_tile(const CameraParams& camera, const RenderSettings& settings, const VctFrameSettings& frame,
+                                    const TileRect& tile, std::span<uint32_t> out) {
+  const uint64_t bytes = uint64_t(tile.width) * tile.height * 4;
+  if (out.size() != size_t(tile.width) * tile.height) throw Error("tile buffer has the wrong size");
+  if (!output_ || output_.size() < bytes) {
+    output_.release();
+    output_ = budget_.create("tile_output", bytes, cl::BufferAccess::write_only);
+  }
+  const VctSettings vs = make_vct_settings(frame, params_, uint32_t(lights_.size()));
+  cl_uint arg = scene_.set_scene_args(tile_, 0);
+  arg = scene_.set_shading_args(tile_, arg);
+  tile_.set_arg(arg++, settings);
+  tile_.set_arg(arg++, camera);
+  tile_.set_arg(arg++, params_);
+  tile_.set_arg(arg++, map_);
+  tile_.set_arg(arg++, bricks_);
+  tile_.set_arg(arg++, radiance_);
+  tile_.set_arg(arg++, vs);
+  tile_.set_arg(arg++, lights_buffer_);
+  tile_.set_arg(arg++, cl_uint(tile.x0));
+  tile_.set_arg(arg++, cl_uint(tile.y0));
+  tile_.set_arg(arg++, cl_uint(tile.width));
+  tile_.set_arg(arg++, cl_uint(tile.height));
+  tile_.set_arg(arg++, output_);
+  const cl::Event run = cl::launch_2d(device_, tile_, {tile.width, tile.height}, {kTileLocal, kTileLocal});
+  cl::read_buffer(device_, output_, out.data(), bytes);
+  last_tile_ms_ = run.timing().run_ms();
+}
+
+cpu::VctGridData OpenClVctRenderer::read_grid() const {
+  cpu::VctGridData g;
+  g.params = params_;
+  const uint32_t levels = params_.level_count;
+  g.map = cl::read_buffer<uint32_t>(device_, map_, cpu::vct_total_cells(params_));
+  g.bricks.resize(params_.brick_offset[levels]);
+  cl::read_buffer(device_, bricks_, g.bricks.data(), g.bricks.size() * sizeof(uint4));
+  g.radiance = cl::read_buffer<uint32_t>(device_, radiance_, params_.voxel_offset[levels]);
+  g.positions = cl::read_buffer<uint32_t>(device_, positions_, params_.voxel_offset[levels]);
+  g.albedo = cl::read_buffer<uint32_t>(device_, albedo_, params_.voxel_offset[1]);
+  g.normal = cl::read_buffer<uint32_t>(device_, normal_, params_.voxel_offset[1]);
+  return g;
+}
+
+}  // namespace tessera

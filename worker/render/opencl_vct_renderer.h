@@ -1,0 +1,56 @@
+#pragma once
+// The OpenCL backend of the vct mode: the scene and its voxel grid on one device, every buffer created
+// through the device-memory budget (so --gpu-mem-limit counts the grid, and refuses it with a list of
+// its buffers). Steps and their kernels (kernels/device/opencl/vct.cl):
+//   build    vct_voxelize (mark) [+ vct_interior_columns x3, vct_interior_mark] -> vct_parent_masks per level
+//            -> vct_count -> (allocate) -> vct_assign -> vct_voxelize (accumulate) -> vct_finalize
+//   relight  vct_relight -> vct_mip per level
+//   tile     vct_tile
+#include <optional>
+
+#include "common/cl/device.h"
+#include "common/cl/device_memory.h"
+#include "common/cl/program.h"
+#include "worker/render/device_scene.h"
+#include "worker/render/vct_renderer.h"
+
+namespace tessera {
+
+class OpenClVctRenderer final : public VctRenderer {
+ public:
+  OpenClVctRenderer(const PackedScene& scene, const std::string& device_spec, std::optional<uint64_t> memory_limit,
+                    const VctOptions& options, std::vector<VctLight> lights);
+  std::string description() const override;
+  const VctGridParams& grid_params() const override { return params_; }
+  const VctGridStats& grid_stats() const override { return stats_; }
+  const VctStepTimes& build_times() const override { return build_times_; }
+  const std::vector<VctLight>& lights() const override { return lights_; }
+  VctStepTimes set_lights(const std::vector<VctLight>& lights) override;
+  VctStepTimes revoxelize() override;
+  void render_tile(const CameraParams& camera, const RenderSettings& settings, const VctFrameSettings& frame,
+                   const TileRect& tile, std::span<uint32_t> out) override;
+  double last_tile_ms() const override { return last_tile_ms_; }
+  cpu::VctGridData read_grid() const override;
+
+  const cl::Device& device() const { return device_; }
+  uint64_t scene_device_bytes() const { return scene_.device_bytes(); }
+
+ private:
+  VctStepTimes build();
+  VctStepTimes relight();
+
+  cl::Device device_;
+  cl::DeviceMemoryBudget budget_;
+  DeviceScene scene_;
+  cl::Program program_;
+  cl::Kernel voxelize_, interior_columns_, interior_mark_, parent_masks_, count_, assign_, finalize_, relight_, mip_, tile_;
+  VctOptions options_;
+  VctGridParams params_{};
+  cl::Buffer map_, bricks_, radiance_, positions_, albedo_, normal_, lights_buffer_, output_;
+  std::vector<VctLight> lights_;
+  VctGridStats stats_;
+  VctStepTimes build_times_;
+  double last_tile_ms_ = 0;
+};
+
+}  // namespace tessera

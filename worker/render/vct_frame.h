@@ -1,0 +1,25 @@
+#pragma once
+// `tessera-render --mode vct`: build the voxel grid, optionally move a light (relighting the grid, not
+// voxelizing it again), render the frame tile by tile, write the PNG and report grid memory and step
+// times.
+#include <array>
+#include <optional>
+#include <string>
+
+#include "worker/render/vct_renderer.h"
+
+namespace tessera {
+
+struct VctRenderRequest {
+  VctOptions options;
+  VctFrameSettings frame;
+  std::optional<std::array<float, 3>> move_light;  // new position (or direction) of light `light_index`
+  size_t light_index = 0;
+  uint32_t tile_size = 256;
+};
+
+// Returns the process exit status (0). Throws Error on bad input.
+int render_vct(const PackedScene& scene, const CameraParams& camera, const RenderSettings& settings,
+               const RendererOptions& device, const VctRenderRequest& request, const std::string& output, bool json);
+
+}  // namespace tessera
