@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
       "tessera-pack: pack a triangle scene (OBJ with MTL and textures, .obj.zst, or PLY) into a Tessera .tpk file:\n"
       "quantized mesh (Seo et al. 2022 §3.1), compact SAH kd-tree, materials, lights, textures; zstd sections.\n"
       "Scene settings (camera, lights, material overrides, scale) are read from <name>.scene.txtpb beside the\n"
-      "input, or from --settings.",
+      "input, or from --settings. The input may also be a .scene.txtpb that composes the scene from included\n"
+      "meshes and generated spheres, boxes and quads (see scene-packer/scenes/pt_*.scene.txtpb).",
       "tessera-pack"};
   PackOptions options;
   std::string input, output, quantize = "pos,norm,tex", variant = "seo", replicate;
@@ -69,6 +70,9 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "Output .tpk file (written atomically)")->required();
   app.add_flag("--json", json, "Print sizes, kd-tree statistics and timings as one JSON object");
   app.add_option("--settings", settings, "Scene settings file (protobuf text format)");
+  std::vector<std::string> include_dirs;
+  app.add_option("--include-dir", include_dirs,
+                 "Folder to search for meshes the settings include (repeatable; after the settings file's folder)");
   app.add_option("--quantize", quantize, "Attributes to quantize: none, pos, pos,norm or pos,norm,tex")->capture_default_str();
   app.add_option("--kdtree", variant, "kd-tree variant: standard, choi (1 ref per inner node) or seo (up to 2)")
       ->capture_default_str();
@@ -97,6 +101,7 @@ int main(int argc, char** argv) {
     options.input = input;
     options.output = output;
     if (!settings.empty()) options.settings = settings;
+    for (const auto& dir : include_dirs) options.include_dirs.push_back(dir);
     options.quantize = parse_quantize(quantize);
     options.kdtree.variant = parse_variant(variant);
     if (!replicate.empty()) options.replicate = parse_replicate(replicate);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #include "common/base/error.h"
 #include "common/base/memory_usage.h"
@@ -11,6 +12,7 @@
 #include "common/scene/normal_table.h"
 #include "common/scene/scene_settings.h"
 #include "common/scene/tpk_file.h"
+#include "scene-packer/compose.h"
 #include "scene-packer/replicate.h"
 
 namespace tessera::pack {
@@ -63,13 +65,31 @@ PackReport pack_scene(const PackOptions& options) {
   MeshLoadOptions load_options;
   load_options.load_textures = options.load_textures;
   load_options.max_texture_size = options.max_texture_size;
-  TriangleMesh mesh = load_mesh(options.input, load_options);
+  // The input is a mesh, or a settings file that composes the whole scene (compose.h).
+  const bool composed_input = options.input.filename().string().ends_with(".scene.txtpb");
+  if (composed_input && options.settings)
+    throw Error("the input " + options.input.string() + " is a settings file already; drop --settings");
+  TriangleMesh mesh = composed_input ? TriangleMesh{} : load_mesh(options.input, load_options);
   settings::SceneSettings scene_settings;
-  const auto settings_path = options.settings ? options.settings : settings_beside(options.input);
+  const auto settings_path =
+      composed_input ? std::optional(options.input) : options.settings ? options.settings : settings_beside(options.input);
   if (settings_path) {
     scene_settings = read_scene_settings(*settings_path);
     apply_scene_settings(scene_settings, mesh);
+    if (has_composition(scene_settings)) {
+      ComposeOptions compose;
+      compose.settings_dir = settings_path->parent_path();
+      compose.include_dirs = options.include_dirs;
+      if (const char* shared = std::getenv("TESSERA_SHARED_DIR"); shared && *shared)
+        compose.include_dirs.push_back(std::filesystem::path(shared) / "scenes");
+#ifdef TESSERA_DEFAULT_SHARED_DIR
+      compose.include_dirs.push_back(std::filesystem::path(TESSERA_DEFAULT_SHARED_DIR) / "scenes");
+#endif
+      compose.load = load_options;
+      compose_scene(scene_settings, compose, mesh);
+    }
   }
+  if (mesh.triangle_count() == 0) throw Error(options.input.string() + ": the scene has no triangles");
   mesh = replicate_mesh(mesh, options.replicate);
   report.input_triangles = mesh.triangle_count();
   report.seconds_load = seconds_since(start);
@@ -147,13 +167,21 @@ PackReport pack_scene(const PackOptions& options) {
   std::vector<TpkSectionData> sections;
   sections.push_back(make_section(tpk::TRIANGLES, q.triangles));
   if (options.quantize.positions) {
-    sections.push_back(make_section(tpk::POSITION_OFFSETS, q.position_offsets));
-    sections.push_back(make_section(tpk::POSITION_CELLS, q.position_cells));
-    sections.push_back(make_section(tpk::CELL_TABLE, q.cell_table));
+    // Interleaved so a vertex is one 8-byte load: offsets, then cell | normal index << 16.
+    std::vector<uint32_t> vertices(2 * q.vertex_count), cells(2 * (q.cell_table.size() / 3));
+    for (size_t v = 0; v < q.vertex_count; ++v) {
+      vertices[2 * v] = q.position_offsets[v];
+      vertices[2 * v + 1] = q.position_cells[v] | (q.normal_indices.empty() ? 0u : uint32_t(q.normal_indices[v]) << 16);
+    }
+    for (size_t c = 0; c < cells.size() / 2; ++c) {
+      cells[2 * c] = uint32_t(q.cell_table[3 * c]) | uint32_t(q.cell_table[3 * c + 1]) << 16;
+      cells[2 * c + 1] = q.cell_table[3 * c + 2];
+    }
+    sections.push_back(make_section(tpk::QUANTIZED_VERTICES, vertices));
+    sections.push_back(make_section(tpk::CELL_TABLE, cells));
   } else {
     sections.push_back(make_section(tpk::POSITIONS, q.positions));
   }
-  if (!q.normal_indices.empty()) sections.push_back(make_section(tpk::NORMAL_INDICES, q.normal_indices));
   if (!q.normals.empty()) sections.push_back(make_section(tpk::NORMALS, q.normals));
   if (!q.texcoords_quantized.empty()) sections.push_back(make_section(tpk::TEXCOORDS_QUANTIZED, q.texcoords_quantized));
   if (!q.texcoords.empty()) sections.push_back(make_section(tpk::TEXCOORDS, q.texcoords));

@@ -4,6 +4,7 @@
 #include <array>
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,9 @@ struct PackOptions {
   std::filesystem::path input;
   std::filesystem::path output;
   std::optional<std::filesystem::path> settings;  // default: <stem>.scene.txtpb beside the input
+  // Folders searched for meshes the settings include (scene-packer/compose.h), after the settings
+  // file's own folder; $TESSERA_SHARED_DIR/scenes and the checkout's ../shared/scenes follow.
+  std::vector<std::filesystem::path> include_dirs;
   QuantizeOptions quantize;
   KdBuildOptions kdtree;
   std::array<uint32_t, 3> replicate{1, 1, 1};

@@ -195,7 +195,8 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
       }
       offsets[v] = packed;
       cells_of_vertex[v] = cell;
-      const float3 q = decode_quantized_position(packed, cell, table.data(), anchor[0], anchor[1], anchor[2], cell_size);
+      const float3 q = decode_quantized_position(packed, uint32_t(table[3 * cell]) | uint32_t(table[3 * cell + 1]) << 16,
+                                                 table[3 * cell + 2], anchor[0], anchor[1], anchor[2], cell_size);
       decoded[3 * v] = q.x;
       decoded[3 * v + 1] = q.y;
       decoded[3 * v + 2] = q.z;

@@ -1,10 +1,14 @@
 // tessera-bench: kernel benchmarks that print medians (never run as tests).
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "common/base/error.h"
+#include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
+#include "worker/bench/vct_bench.h"
 
 int main(int argc, char** argv) {
   using namespace tessera;
@@ -29,6 +33,33 @@ int main(int argc, char** argv) {
   rays->add_option("--embree-threads", options.embree_threads, "Threads for the Embree peer (0: all cores)");
   rays->add_flag("--no-embree", no_embree, "Skip the Embree peer column");
   rays->add_flag("--json", json, "Print one JSON object per scene (a JSON array)");
+  CLI::App* vct = app.add_subcommand(
+      "vct",
+      "Voxel cone tracing (papers/001): per-step times of Tables 5.2 - 5.5 (voxelize, mip levels, trace) at 400x400,\n"
+      "soft-shadow cone angles, grids 64 - 512, relighting, grid memory, hollow vs filled voxelization (Fig. 6.1),\n"
+      "and PSNR / SSIM against reference images, for every scene in one run.");
+  std::vector<std::string> vct_scenes;
+  bench::VctBenchOptions vct_options;
+  bool vct_json = false, no_solid = false;
+  vct->add_option("scenes", vct_scenes, "Packed scenes (.tpk), e.g. the Cornell box and Crytek Sponza")->required();
+  vct->add_option("--device", vct_options.device, "auto | gpu | cpu | <index> | host")->capture_default_str();
+  vct->add_option("--size", vct_options.size, "Square frame size in pixels")->capture_default_str()->check(CLI::Range(16u, 8192u));
+  vct->add_option("--grid", vct_options.grid, "Grid of Tables 5.2 - 5.4")->capture_default_str();
+  vct->add_option("--grids", vct_options.grids, "Grids of Table 5.5")->delimiter(',')->capture_default_str();
+  vct->add_option("--angles", vct_options.angles, "Shadow cone angles of Table 5.4, degrees")->delimiter(',')->capture_default_str();
+  vct->add_option("--passes", vct_options.passes, "Timed traces after a warm-up")->capture_default_str()->check(CLI::Range(1, 1000));
+  vct->add_option("--build-passes", vct_options.build_passes, "Timed voxelizations after the first")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  vct->add_option("--reference", vct_options.references,
+                  "Reference PNG of the scene's default view (one per scene, in order), e.g. a converged path-traced image");
+  vct->add_option("--ao-rays", vct_options.ao_reference_rays, "Rays per pixel of the AO reference (Fig. 6.1)")
+      ->capture_default_str()->check(CLI::Range(1u, 65536u));
+  vct->add_flag("--no-solid-compare", no_solid, "Skip the hollow vs filled voxelization comparison");
+  vct->add_option("--images", vct_options.image_dir, "Write the rendered images (presets, angles, grids, AO) to this folder");
+  vct->add_flag("--json", vct_json, "Print the results as one JSON object");
+  std::string vct_json_out;
+  vct->add_option("--json-out", vct_json_out, "Also write the JSON object to this file (the tables still print)");
+  bench::PathTraceCommand pathtrace(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -38,6 +69,22 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (pathtrace.parsed()) return pathtrace.run();
+    if (vct->parsed()) {
+      vct_options.solid_compare = !no_solid;
+      const nlohmann::json result = bench::run_vct_bench(vct_scenes, vct_options);
+      if (!vct_json_out.empty()) {  // through a temporary file, so a failure leaves no half-written output
+        const std::string partial = vct_json_out + ".partial";
+        {
+          std::ofstream file(partial);
+          file << result.dump(2) << std::endl;
+          if (!file) throw Error("cannot write " + vct_json_out);
+        }
+        std::filesystem::rename(partial, vct_json_out);
+      }
+      std::cout << (vct_json ? result.dump(2) : bench::format_vct_bench(result)) << std::endl;
+      return 0;
+    }
     options.embree = !no_embree;
     char x = 0, extra = 0;
     if (std::sscanf(local.c_str(), "%u%c%u%c", &options.local_x, &x, &options.local_y, &extra) != 3 || x != 'x' ||

@@ -12,7 +12,10 @@
 #include "common/image/png_io.h"
 #include "common/render/camera_setup.h"
 #include "common/render/shading_data.h"
+#include "common/render/stereo.h"
 #include "worker/render/frame_render.h"
+#include "worker/render/pathtrace_frame.h"
+#include "worker/render/vct_frame.h"
 
 namespace {
 
@@ -30,6 +33,60 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
   return {w, h};
 }
 
+// --mode pathtrace: both eyes (or one), written side by side.
+int render_pathtrace(const PackedScene& scene, const CameraSpec& head, uint32_t width, uint32_t height, RenderSettings settings,
+                     bool depth_given, bool light_samples_given, const PathTraceSettings& pt, bool stereo, float ipd,
+                     std::array<float, 2> gaze, const RendererOptions& device, unsigned cpu_threads, unsigned tile_size,
+                     bool tile_given, const std::string& output, bool json) {
+  const RenderSettings defaults = default_pathtrace_settings(scene);
+  if (!depth_given) settings.max_depth = defaults.max_depth;  // path vertices, not mirror bounces
+  if (!light_samples_given) settings.light_samples = defaults.light_samples;
+  settings.background_r = defaults.background_r;  // light comes from the scene's lights
+  settings.background_g = defaults.background_g;
+  settings.background_b = defaults.background_b;
+  settings.ambient = defaults.ambient;
+  const PtView view =
+      make_pt_view(head, stereo, ipd >= 0.0f ? ipd : default_ipd(scene.manifest()), width, height, gaze[0], gaze[1]);
+  PathTraceRenderer renderer(scene, {device, cpu_threads});
+  ProgressBar bar("pathtrace");
+  const PtFrameResult frame = render_pathtrace_frame(renderer, view, settings, pt, tile_given ? tile_size : 0, false,
+                                                     [&](size_t done, size_t total) {
+                                                       bar.update(double(done) / double(total),
+                                                                  std::to_string(done) + "/" + std::to_string(total) + " tiles");
+                                                     });
+  bar.finish();
+  const ImageRgba8 image = stereo ? side_by_side(frame.eyes[0], frame.eyes[1]) : frame.eyes[0];
+  write_png(output, image);
+  const PtTileStats& t = frame.totals;
+  const double own = double(t.device_pixel_samples + t.helper_pixel_samples);
+  if (json) {
+    std::cout << nlohmann::json{{"output", output},
+                                {"device", renderer.description()},
+                                {"width", width},
+                                {"height", height},
+                                {"eyes", view.eye_count},
+                                {"variant", to_string(pt.variant)},
+                                {"spp", pt.spp},
+                                {"render_ms", t.ms},
+                                {"device_ms", t.device_ms},
+                                {"pixel_samples", t.device_pixel_samples},
+                                {"helper_pixel_samples", t.helper_pixel_samples},
+                                {"reprojected_samples", t.reprojected},
+                                {"reprojected_per_sample", own > 0 ? double(t.reprojected) / own : 0.0},
+                                {"stopped_early", t.stopped},
+                                {"median_pixels", t.median_pixels},
+                                {"segments", t.segments},
+                                {"scene_device_bytes", renderer.scene_device_bytes()}}
+                         .dump(2)
+              << std::endl;
+  } else {
+    std::printf("%s: %ux%u%s, %u spp (%s) in %.1f ms on %s; %.0f%% extra samples by reprojection\n", output.c_str(), width,
+                height, stereo ? " x 2 eyes" : "", pt.spp, to_string(pt.variant), t.ms, renderer.description().c_str(),
+                own > 0 ? 100.0 * double(t.reprojected) / own : 0.0);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,7 +102,7 @@ int main(int argc, char** argv) {
   bool list_devices = false, json = false;
   app.add_option("scene", scene_path, "Packed scene (.tpk)");
   app.add_option("-o,--output", output, "Output PNG (written atomically)");
-  app.add_option("--mode", mode, "Render mode: raytrace (Whitted)")->capture_default_str();
+  app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")->capture_default_str();
   app.add_option("--size", size, "Image size WIDTHxHEIGHT")->capture_default_str();
   app.add_option("--pose", pose_text, "Camera pose px,py,pz,qw,qx,qy,qz (camera looks down -z, +y up)");
   app.add_option("--eye", eye, "Camera position X,Y,Z (with --target)");
@@ -61,6 +118,54 @@ int main(int argc, char** argv) {
   app.add_option("--exposure", exposure, "Multiplier on radiance before sRGB encoding")->capture_default_str();
   app.add_option("--tile", tile_size, "Tile size in pixels")->capture_default_str()->check(CLI::Range(8u, 4096u));
   app.add_flag("--list-devices", list_devices, "List OpenCL devices and exit");
+  // pathtrace mode (Kim & Sung 2021): see worker/render/pathtrace_renderer.h
+  bool stereo = false, no_reproject = false, no_gaze_stop = false, no_median = false, stop_compensate = false;
+  bool visibility_ray = false;
+  std::string gaze_text, pt_variant = "proposed";
+  float ipd = -1.0f;
+  PathTraceSettings pt;
+  pt.spp = 16;
+  unsigned cpu_threads = 0;
+  app.add_flag("--stereo", stereo, "pathtrace: both eyes, written side by side (left, right)");
+  app.add_option("--ipd", ipd, "pathtrace: interpupillary distance in scene units (default 0.064 x the scene's scale)");
+  app.add_option("--gaze", gaze_text, "pathtrace: gaze point U,V in [0, 1] of each eye image (default 0.5,0.5)");
+  app.add_option("--spp", pt.spp, "pathtrace: samples per pixel and eye")->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--pt-variant", pt_variant, "pathtrace: plain (Russian roulette) | proposed (reprojection, gaze stop, median)")
+      ->capture_default_str();
+  app.add_option("--depth-threshold", pt.depth_threshold, "pathtrace: T_d, the gaze stop applies at deeper vertices")
+      ->capture_default_str()->check(CLI::Range(0u, 64u));
+  app.add_option("--p-max", pt.p_max, "pathtrace: P_max of Eq. 7")->capture_default_str()->check(CLI::Range(0.0f, 0.99f));
+  app.add_option("--rr-depth", pt.rr_depth, "pathtrace: Russian roulette from this vertex depth on")
+      ->capture_default_str()->check(CLI::Range(0u, 64u));
+  app.add_option("--median-max-spp", pt.median_max_samples, "pathtrace: median filter only pixels with at most this many samples")
+      ->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--launch-samples", pt.launch_samples, "pathtrace: samples per pixel of one device launch")
+      ->capture_default_str()->check(CLI::Range(1u, 4096u));
+  app.add_option("--cpu-threads", cpu_threads, "pathtrace: CPU helper threads tracing extra samples beside the device")
+      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_flag("--no-reproject", no_reproject, "pathtrace proposed: leave out the reprojection to the other eye");
+  app.add_flag("--no-gaze-stop", no_gaze_stop, "pathtrace proposed: leave out the gaze-based stop (Eq. 7)");
+  app.add_flag("--no-median", no_median, "pathtrace proposed: leave out the median filter");
+  app.add_flag("--stop-compensate", stop_compensate, "pathtrace proposed: weight surviving paths by 1 / (1 - P_d) (unbiased)");
+  app.add_flag("--visibility-ray", visibility_ray,
+               "pathtrace proposed: test reprojected points with a shadow ray to the other eye (exact, slower)");
+  // vct mode (voxel cone tracing, papers/001): see worker/render/vct_renderer.h
+  VctRenderRequest vct;
+  unsigned vct_grid = 0;
+  std::string vct_output = "color", move_light;
+  app.add_option("--vct-grid", vct_grid, "vct: voxels per side, 64 | 128 | 256 | 512 (default: the scene's, else 256)");
+  app.add_option("--vct-preset", vct.frame.preset,
+                 "vct: 1 basic shading, 2 + hard shadows, 3 + AO, 4 + diffuse GI, 5 + cone-traced soft shadows")
+      ->capture_default_str();
+  app.add_option("--shadow-cone", vct.frame.shadow_cone_degrees, "vct: soft-shadow cone angle in degrees, 2.5..10")
+      ->capture_default_str();
+  app.add_flag("--vct-solid", vct.options.solid, "vct: filled voxelization of closed objects (fixes hollow-object AO)");
+  app.add_option("--vct-output", vct_output, "vct: color | ao | indirect | ao-reference (AO by rays, linear grey)")
+      ->capture_default_str();
+  app.add_option("--vct-cone-offset", vct.frame.cone_offset_voxels, "vct: cones start this many voxels along the normal")
+      ->capture_default_str();
+  app.add_option("--move-light", move_light,
+                 "vct: after voxelizing, move light 0 to X,Y,Z (a directional light: new direction) and relight");
   app.add_flag("--json", json, "Print timings and device as JSON");
   try {
     app.parse(argc, argv);
@@ -77,7 +182,35 @@ int main(int argc, char** argv) {
     }
     if (scene_path.empty()) throw Error("no scene given (see --help)");
     if (output.empty()) throw Error("no output given: -o OUT.png");
-    if (mode != "raytrace") throw Error("unknown --mode '" + mode + "' (expected raytrace)");
+    if (mode != "raytrace" && mode != "pathtrace" && mode != "vct")
+      throw Error("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");
+    for (const char* option : {"--vct-grid", "--vct-preset", "--shadow-cone", "--vct-solid", "--vct-output", "--vct-cone-offset", "--move-light"})
+      if (mode != "vct" && app.count(option) > 0) throw Error(std::string(option) + " needs --mode vct");
+    if (mode == "vct") {
+      if (app.count("--vct-grid") > 0) validate_vct_grid(vct_grid);
+      validate_vct_preset(vct.frame.preset);
+      validate_shadow_cone(vct.frame.shadow_cone_degrees);
+      vct.frame.output = parse_vct_output(vct_output);
+      if (!move_light.empty()) vct.move_light = parse_vec3(move_light, "--move-light");
+      if (!(vct.frame.cone_offset_voxels >= 0.0f && vct.frame.cone_offset_voxels <= 8.0f))
+        throw Error("--vct-cone-offset must be in 0..8 voxels");
+    }
+    const bool pathtrace = mode == "pathtrace";
+    for (const char* option : {"--stereo", "--ipd", "--gaze", "--spp", "--pt-variant", "--depth-threshold", "--p-max", "--rr-depth",
+                               "--median-max-spp", "--launch-samples", "--cpu-threads", "--no-reproject", "--no-gaze-stop",
+                               "--no-median", "--stop-compensate", "--visibility-ray"})
+      if (!pathtrace && app.count(option) > 0) throw Error(std::string(option) + " needs --mode pathtrace");
+    if (app.count("--ipd") > 0 && !(ipd >= 0.0f)) throw Error("--ipd must not be negative");
+    if (app.count("--ipd") > 0 && !stereo) throw Error("--ipd needs --stereo");
+    if (pathtrace) {
+      pt.variant = parse_pt_variant(pt_variant);
+      pt.reproject = !no_reproject;
+      pt.gaze_stop = !no_gaze_stop;
+      pt.median = !no_median;
+      pt.stop_compensate = stop_compensate;
+      pt.visibility_ray = visibility_ray;
+    }
+    const std::array<float, 2> gaze = gaze_text.empty() ? std::array<float, 2>{0.5f, 0.5f} : parse_gaze(gaze_text);
     const auto [width, height] = parse_size(size);
     if (!pose_text.empty() && !eye.empty()) throw Error("give either --pose or --eye/--target, not both");
     if (!eye.empty() && target.empty()) throw Error("--eye needs --target");
@@ -98,6 +231,15 @@ int main(int argc, char** argv) {
     settings.max_depth = max_depth;
     settings.light_samples = light_samples;
     settings.exposure = exposure;
+    if (pathtrace) return render_pathtrace(scene, camera_spec, width, height, settings, app.count("--max-depth") > 0,
+                                           app.count("--light-samples") > 0, pt, stereo, ipd, gaze, renderer_options,
+                                           cpu_threads, tile_size, app.count("--tile") > 0, output, json);
+
+    if (mode == "vct") {
+      vct.options.grid = vct_grid_for_scene(scene, app.count("--vct-grid") > 0 ? std::optional<uint32_t>(vct_grid) : std::nullopt);
+      vct.tile_size = tile_size;
+      return render_vct(scene, camera, settings, renderer_options, vct, output, json);
+    }
 
     auto renderer = make_tile_renderer(scene, renderer_options);
     ProgressBar bar("render");

@@ -64,16 +64,19 @@ void PackedScene::validate(const std::string& name) const {
   if (q.positions()) {
     if (q.geometry_cells() == 0 || q.geometry_cells() > 65536) throw fail("bad geometry-cell count");
     if (!(q.cell_size() > 0.0f)) throw fail("bad cell size");
-    expect(tpk::POSITION_OFFSETS, 4 * nv, true);
-    expect(tpk::POSITION_CELLS, 2 * nv, true);
-    expect(tpk::CELL_TABLE, 6ull * q.geometry_cells(), true);
-    for (uint16_t c : section_as<uint16_t>(tpk::POSITION_CELLS))
-      if (c >= q.geometry_cells()) throw fail("vertex cell index out of range");
+    expect(tpk::QUANTIZED_VERTICES, 8 * nv, true);
+    expect(tpk::CELL_TABLE, 8ull * q.geometry_cells(), true);
+    const auto words = section_as<uint32_t>(tpk::QUANTIZED_VERTICES);
+    for (size_t v = 0; v < nv; ++v)
+      if ((words[2 * v + 1] & 0xFFFFu) >= q.geometry_cells()) throw fail("vertex cell index out of range");
+    if (!q.normals())
+      for (size_t v = 0; v < nv; ++v)
+        if (words[2 * v + 1] >> 16) throw fail("normal index without quantized normals");
   } else {
     expect(tpk::POSITIONS, 12 * nv, true);
   }
-  const bool has_normals = !section(tpk::NORMALS).empty() || !section(tpk::NORMAL_INDICES).empty();
-  if (has_normals) expect(q.normals() ? tpk::NORMAL_INDICES : tpk::NORMALS, (q.normals() ? 2 : 12) * nv, true);
+  if (q.normals() && !q.positions()) throw fail("quantized normals need quantized positions");
+  expect(tpk::NORMALS, 12 * nv, false);
   const bool has_uv = !section(tpk::TEXCOORDS).empty() || !section(tpk::TEXCOORDS_QUANTIZED).empty();
   if (has_uv) expect(q.texcoords() ? tpk::TEXCOORDS_QUANTIZED : tpk::TEXCOORDS, (q.texcoords() ? 4 : 8) * nv, true);
 
@@ -157,9 +160,8 @@ SceneView PackedScene::host_view() const {
   v.triangles = section_as<uint32_t>(tpk::TRIANGLES).data();
   if (q.positions()) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED;
-    v.position_offsets = section_as<uint32_t>(tpk::POSITION_OFFSETS).data();
-    v.position_cells = section_as<uint16_t>(tpk::POSITION_CELLS).data();
-    v.cell_table = section_as<uint16_t>(tpk::CELL_TABLE).data();
+    v.quantized_vertices = section_as<uint32_t>(tpk::QUANTIZED_VERTICES).data();
+    v.cell_table = section_as<uint32_t>(tpk::CELL_TABLE).data();
     v.anchor_x = q.anchor().x();
     v.anchor_y = q.anchor().y();
     v.anchor_z = q.anchor().z();
@@ -167,9 +169,8 @@ SceneView PackedScene::host_view() const {
   } else {
     v.positions = section_as<float>(tpk::POSITIONS).data();
   }
-  if (!section(tpk::NORMAL_INDICES).empty()) {
+  if (q.normals()) {
     v.flags |= TS_SCENE_HAS_NORMALS | TS_SCENE_NORMALS_QUANTIZED;
-    v.normal_indices = section_as<uint16_t>(tpk::NORMAL_INDICES).data();
     v.normal_table = normal_table_.data();
   } else if (!section(tpk::NORMALS).empty()) {
     v.flags |= TS_SCENE_HAS_NORMALS;

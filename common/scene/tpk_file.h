@@ -10,7 +10,7 @@
 
 namespace tessera {
 
-inline constexpr uint32_t kTpkFormatVersion = 1;
+inline constexpr uint32_t kTpkFormatVersion = 2;  // 2: interleaved quantized vertices
 inline constexpr char kTpkMagic[8] = {'T', 'E', 'S', 'S', 'T', 'P', 'K', '\0'};
 inline constexpr size_t kTpkHeaderSize = 24;
 

@@ -22,13 +22,11 @@ typedef struct SceneView {
   uint triangle_count;
   TS_GLOBAL const uint* triangles;        /* 3 vertex indices per triangle */
   TS_GLOBAL const float* positions;       /* xyz per vertex (positions not quantized) */
-  TS_GLOBAL const uint* position_offsets; /* x | y << 10 | z << 20, per vertex */
-  TS_GLOBAL const ushort* position_cells; /* geometry-cell index per vertex */
-  TS_GLOBAL const ushort* cell_table;     /* i, j, k per geometry cell */
+  TS_GLOBAL const uint* quantized_vertices; /* per vertex: x | y << 10 | z << 20; cell | normal << 16 */
+  TS_GLOBAL const uint* cell_table;         /* per geometry cell: i | j << 16; k */
   float anchor_x, anchor_y, anchor_z;     /* minimum corner of the cell grid */
   float cell_size;
   TS_GLOBAL const float* normals;         /* xyz per vertex (normals not quantized) */
-  TS_GLOBAL const ushort* normal_indices; /* index into normal_table, per vertex */
   TS_GLOBAL const ushort* normal_table;   /* xyz per entry, IEEE half */
   TS_GLOBAL const float* texcoords;       /* uv per vertex (texcoords not quantized) */
   TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point */
@@ -64,20 +62,34 @@ TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
 }
 
 /* Decodes a quantized position; the packer builds the kd-tree over exactly these values. */
-TS_FN float3 decode_quantized_position(uint offsets, uint cell, TS_GLOBAL const ushort* cell_table,
-                                       float anchor_x, float anchor_y, float anchor_z, float cell_size) {
+/* cell_ij = i | j << 16, cell_k = k: the geometry cell's integer coordinates. */
+TS_FN float3 decode_quantized_position(uint offsets, uint cell_ij, uint cell_k, float anchor_x, float anchor_y,
+                                       float anchor_z, float cell_size) {
   const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
-  float fx = (float)cell_table[3u * cell + 0u] + (float)(offsets & 1023u) * inv_levels;
-  float fy = (float)cell_table[3u * cell + 1u] + (float)((offsets >> 10) & 1023u) * inv_levels;
-  float fz = (float)cell_table[3u * cell + 2u] + (float)((offsets >> 20) & 1023u) * inv_levels;
+  float fx = (float)(cell_ij & 0xFFFFu) + (float)(offsets & 1023u) * inv_levels;
+  float fy = (float)(cell_ij >> 16) + (float)((offsets >> 10) & 1023u) * inv_levels;
+  float fz = (float)cell_k + (float)((offsets >> 20) & 1023u) * inv_levels;
   return make_float3(anchor_x + fx * cell_size, anchor_y + fy * cell_size, anchor_z + fz * cell_size);
 }
 
+/* Two consecutive words as one 8-byte load on the device. */
+TS_FN uint2 ts_load_uint2(TS_GLOBAL const uint* p, uint index) {
+#ifdef TS_DEVICE_OPENCL
+  return ((TS_GLOBAL const uint2*)p)[index];
+#else
+  uint2 v;
+  v.x = p[2u * index];
+  v.y = p[2u * index + 1u];
+  return v;
+#endif
+}
+
 TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
-  if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED)
-    return decode_quantized_position(scene->position_offsets[vertex], scene->position_cells[vertex],
-                                     scene->cell_table, scene->anchor_x, scene->anchor_y, scene->anchor_z,
-                                     scene->cell_size);
+  if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED) {
+    uint2 q = ts_load_uint2(scene->quantized_vertices, vertex);
+    uint2 c = ts_load_uint2(scene->cell_table, q.y & 0xFFFFu);
+    return decode_quantized_position(q.x, c.x, c.y, scene->anchor_x, scene->anchor_y, scene->anchor_z, scene->cell_size);
+  }
   return v3_load(scene->positions + 3u * vertex);
 }
 
@@ -92,7 +104,7 @@ TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0,
 TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
   if (scene->flags & TS_SCENE_NORMALS_QUANTIZED)
   {
-    TS_GLOBAL const ushort* n = scene->normal_table + 3u * (uint)scene->normal_indices[vertex];
+    TS_GLOBAL const ushort* n = scene->normal_table + 3u * (scene->quantized_vertices[2u * vertex + 1u] >> 16);
     return make_float3(ts_half_to_float(n), ts_half_to_float(n + 1), ts_half_to_float(n + 2));
   }
   return v3_load(scene->normals + 3u * vertex);

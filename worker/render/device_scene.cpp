@@ -48,11 +48,9 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
   std::vector<Upload> geometry = {
       {"triangles", scene.section(tpk::TRIANGLES)},
       {"positions", scene.section(tpk::POSITIONS)},
-      {"position_offsets", scene.section(tpk::POSITION_OFFSETS)},
-      {"position_cells", scene.section(tpk::POSITION_CELLS)},
+      {"quantized_vertices", scene.section(tpk::QUANTIZED_VERTICES)},
       {"cell_table", scene.section(tpk::CELL_TABLE)},
       {"normals", scene.section(tpk::NORMALS)},
-      {"normal_indices", scene.section(tpk::NORMAL_INDICES)},
       {"normal_table", (view.flags & TS_SCENE_NORMALS_QUANTIZED) ? as_bytes(table) : std::span<const uint8_t>{}},
       {"texcoords", scene.section(tpk::TEXCOORDS)},
       {"texcoords_quantized", scene.section(tpk::TEXCOORDS_QUANTIZED)},

@@ -17,7 +17,7 @@ class DeviceScene {
  public:
   DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene);
 
-  static constexpr cl_uint kSceneArgCount = 13;
+  static constexpr cl_uint kSceneArgCount = 12;
   static constexpr cl_uint kShadingArgCount = 9;
   // Sets TS_SCENE_PARAMS starting at argument `first`; returns the next argument index.
   cl_uint set_scene_args(cl::Kernel& kernel, cl_uint first = 0) const;

@@ -12,11 +12,10 @@ typedef struct ShadingCounts {
   uint pad;
 } ShadingCounts;
 
-/* 13 arguments */
+/* 12 arguments */
 #define TS_SCENE_PARAMS                                                                                           \
   const SceneConstants scene_constants, __global const uint *triangles, __global const float *positions,         \
-      __global const uint *position_offsets, __global const ushort *position_cells,                              \
-      __global const ushort *cell_table, __global const float *normals, __global const ushort *normal_indices,   \
+      __global const uint *quantized_vertices, __global const uint *cell_table, __global const float *normals,    \
       __global const ushort *normal_table, __global const float *texcoords, __global const ushort *texcoords_q,   \
       __global const uint *kd_nodes, __global const uint *kd_leaf_refs
 
@@ -32,11 +31,9 @@ typedef struct ShadingCounts {
   scene_view_set_constants(&view, &scene_constants); \
   view.triangles = triangles;                        \
   view.positions = positions;                        \
-  view.position_offsets = position_offsets;          \
-  view.position_cells = position_cells;              \
+  view.quantized_vertices = quantized_vertices;      \
   view.cell_table = cell_table;                      \
   view.normals = normals;                            \
-  view.normal_indices = normal_indices;              \
   view.normal_table = normal_table;                  \
   view.texcoords = texcoords;                        \
   view.texcoords_q = texcoords_q;                    \

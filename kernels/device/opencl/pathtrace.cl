@@ -1,0 +1,43 @@
+/* OpenCL entry points of the `pathtrace` mode (Algorithm 5 of Kim & Sung 2021, the part that
+ * traces; merging and resolving happen on the host, see worker/render/pathtrace_renderer.h).
+ * A sample of a tile is two launches: pathtrace_primary (first hits of every pixel of both eyes),
+ * then pathtrace_paths (the paths, reprojecting through the other eye's first hits). Work items:
+ * global (tile_w, tile_h * eye_count); rows [0, tile_h) are the left eye (or the only one). */
+#include "kernels/device/opencl/kernel_params.h"
+#include "kernels/integrators/pathtrace.h"
+
+/* Zeroes `count` 32-bit words (sums before a launch). */
+__kernel void pathtrace_clear(__global uint* values, const uint count) {
+  uint i = get_global_id(0);
+  if (i < count) values[i] = 0u;
+}
+
+__kernel void pathtrace_primary(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings,
+                                const PathTraceParams pt, const CameraParams left, const CameraParams right,
+                                __global PtPrimary* primaries, __global PtPixelOut* own) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  uint eye, ty, i;
+  if (x >= pt.tile_w || y >= pt.tile_h * pt.eye_count) return;
+  eye = y / pt.tile_h;
+  ty = y - eye * pt.tile_h;
+  i = eye * pt.tile_w * pt.tile_h + ty * pt.tile_w + x;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  pt_primary_pixel(&view, &ctx, &settings, &pt, eye ? &right : &left, eye, x, ty, primaries + i, own + i);
+}
+
+/* own: PtPixelOut per pixel and eye (added to); reproj: float4 (r, g, b, count) per pixel and eye. */
+__kernel void pathtrace_paths(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings,
+                              const PathTraceParams pt, const CameraParams left, const CameraParams right,
+                              __global const PtPrimary* primaries, __global PtPixelOut* own, __global float* reproj) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  uint eye, other, ty, n = pt.tile_w * pt.tile_h;
+  if (x >= pt.tile_w || y >= pt.tile_h * pt.eye_count) return;
+  eye = y / pt.tile_h;
+  other = pt.eye_count > 1u ? 1u - eye : 0u;
+  ty = y - eye * pt.tile_h;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  pt_path_pixel(&view, &ctx, &settings, &pt, eye ? &right : &left, eye ? &left : &right, eye, x, ty, primaries + eye * n,
+                primaries + other * n, own + eye * n + ty * pt.tile_w + x, (volatile __global float*)(reproj + 4u * other * n));
+}

@@ -1,0 +1,532 @@
+// The `pathtrace` mode (Kim & Sung 2021): reprojection geometry between the eyes (Eq. 5), the
+// stop probability of Eq. 7, the median filter touching only flagged pixels, progressive
+// accumulation keyed by pose and gaze, the plain variant converging to the raytrace mode's direct
+// light, host vs PoCL, CPU helper threads, and tessera-render's handling of bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "common/base/error.h"
+#include "common/cl/device_selection.h"
+#include "common/image/metrics.h"
+#include "common/image/png_io.h"
+#include "common/render/camera_setup.h"
+#include "common/render/shading_data.h"
+#include "common/render/stereo.h"
+#include "kernels/integrators/pathtrace.h"
+#include "kernels/integrators/pathtrace_resolve.h"
+#include "scene-packer/packer.h"
+#include "test_helpers.h"
+#include "worker/render/pathtrace_frame.h"
+
+namespace tessera {
+namespace {
+
+using testing::TempDir;
+
+bool opencl_available() {
+  try {
+    return !cl::enumerate_devices().empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Packs `settings` (protobuf text) or a shared mesh with its settings into a scene that lives as
+// long as the fixture.
+struct Shipped {
+  std::string settings;  // a file in scene-packer/scenes that composes the whole scene
+};
+struct Scene {
+  TempDir dir{"pathtrace"};
+  std::optional<PackedScene> scene;
+  explicit Scene(const Shipped& shipped) { pack(testing::source_dir() / "scene-packer/scenes" / shipped.settings, std::nullopt); }
+  explicit Scene(const std::string& settings_text) {
+    testing::write_text(dir / "s.scene.txtpb", settings_text);
+    pack(dir / "s.scene.txtpb", std::nullopt);
+  }
+  Scene(const std::string& mesh, const std::string& shipped_settings) {
+    pack(testing::scene_path(mesh), testing::source_dir() / "scene-packer/scenes" / shipped_settings);
+  }
+  void pack(const std::filesystem::path& input, std::optional<std::filesystem::path> settings) {
+    pack::PackOptions o;
+    o.input = input;
+    o.settings = settings;
+    o.output = dir / "s.tpk";
+    o.include_dirs = {testing::shared_dir() / "scenes"};
+    o.show_progress = false;
+    o.zstd_level = 1;
+    pack::pack_scene(o);
+    scene.emplace(PackedScene::load(dir / "s.tpk"));
+  }
+  const PackedScene& get() const { return *scene; }
+};
+
+// A wall at z = -5 facing the cameras at the origin, and a small box in front of it.
+const char* kWallScene =
+    "add_materials { name: \"wall\" diffuse { x: 0.8 y: 0.8 z: 0.8 } }\n"
+    "add_materials { name: \"lamp\" type: EMISSIVE emission { x: 4 y: 4 z: 4 } }\n"
+    "quad { a { x: -10 y: -10 z: -5 } b { x: 10 y: -10 z: -5 } c { x: 10 y: 10 z: -5 } d { x: -10 y: 10 z: -5 } "
+    "material: \"wall\" }\n"
+    "box { min { x: 0.2 y: -0.1 z: -2.6 } max { x: 0.4 y: 0.1 z: -2.4 } material: \"wall\" }\n"
+    "quad { a { x: -1 y: 3 z: -1 } b { x: -1 y: 3 z: -2 } c { x: 1 y: 3 z: -2 } d { x: 1 y: 3 z: -1 } material: \"lamp\" }\n";
+
+CameraSpec head_at_origin() {
+  CameraSpec spec;  // identity orientation: looking down -z, right = +x
+  spec.vertical_fov_degrees = 60.0f;
+  return spec;
+}
+
+PathTraceParams full_tile_params(const CameraParams& cam) {
+  PtView view;
+  view.eyes = {cam, cam};
+  PathTraceSettings pt;
+  return PathTraceRenderer::kernel_params(view, pt, {0, 0, cam.width, cam.height});
+}
+
+TEST(PathTraceReprojection, PointSeenByBothEyesMapsToTheRightPixel) {
+  Scene s(kWallScene);
+  const SceneView view = s.get().host_view();
+  const RenderSettings rs = default_render_settings(s.get());
+  const float ipd = 0.5f;
+  const StereoCameras eyes = make_stereo_cameras(head_at_origin(), ipd, 64, 48);
+  const PathTraceParams pt = full_tile_params(eyes.left);
+  const float focal_px = float(eyes.left.width) / (eyes.left.right - eyes.left.left);
+  int checked = 0;
+  for (uint32_t y = 2; y < 48; y += 9)
+    for (uint32_t x = 20; x < 64; x += 7) {
+      const float3 dir = camera_direction(&eyes.left, float(x) + 0.5f, float(y) + 0.5f);
+      Hit hit;
+      ASSERT_TRUE(kd_intersect_closest(&view, camera_origin(&eyes.left), dir, 0.0f, TS_INFINITY, &hit));
+      const float3 p = v3_madd(camera_origin(&eyes.left), dir, hit.t);
+      if (std::fabs(p.z + 5.0f) > 1e-3f) continue;  // the box, not the wall
+      float xr = 0, yr = 0;
+      ASSERT_TRUE(pt_project(&eyes.right, p, &xr, &yr));
+      // Same row (the eyes differ only along the right vector); shifted left by f * ipd / depth.
+      EXPECT_NEAR(yr, float(y) + 0.5f, 1e-3f);
+      EXPECT_NEAR(xr, float(x) + 0.5f - focal_px * ipd / 5.0f, 2e-3f);
+      // The right eye's ray through that image position meets the very same point.
+      const float3 to_p = v3_normalize(v3_sub(p, camera_origin(&eyes.right)));
+      EXPECT_GT(v3_dot(to_p, camera_direction(&eyes.right, xr, yr)), 1.0f - 1e-6f);
+      const uint32_t target = pt_reproject_diffuse(&view, &rs, &pt, &eyes.right, p, make_float3(0, 0, 1));
+      if (xr >= 0.0f) {
+        ++checked;
+        EXPECT_EQ(target, uint32_t(std::floor(yr)) * 64u + uint32_t(std::floor(xr)));
+      } else {
+        EXPECT_EQ(target, TS_PT_NO_TARGET);  // outside the other eye's image
+      }
+    }
+  EXPECT_GT(checked, 20);
+}
+
+TEST(PathTraceReprojection, OccludedOrBackFacingPointIsNotWritten) {
+  Scene s(kWallScene);
+  const SceneView view = s.get().host_view();
+  const RenderSettings rs = default_render_settings(s.get());
+  const StereoCameras eyes = make_stereo_cameras(head_at_origin(), 0.5f, 64, 48);
+  const PathTraceParams pt = full_tile_params(eyes.left);
+  // (0.35, 0, -5): the right eye (x = 0.25) sees it through the box at z = -2.5, the left one does not.
+  const float3 hidden = make_float3(0.35f, 0.0f, -5.0f);
+  EXPECT_FALSE(kd_intersect_any(&view, camera_origin(&eyes.left), v3_sub(hidden, camera_origin(&eyes.left)), 0.0f, 0.999f));
+  EXPECT_EQ(pt_reproject_diffuse(&view, &rs, &pt, &eyes.right, hidden, make_float3(0, 0, 1)), TS_PT_NO_TARGET);
+  // A neighbour in the clear is written; the same point seen from behind is not.
+  const float3 clear = make_float3(-0.6f, 0.0f, -5.0f);
+  EXPECT_NE(pt_reproject_diffuse(&view, &rs, &pt, &eyes.right, clear, make_float3(0, 0, 1)), TS_PT_NO_TARGET);
+  EXPECT_EQ(pt_reproject_diffuse(&view, &rs, &pt, &eyes.right, clear, make_float3(0, 0, -1)), TS_PT_NO_TARGET);
+  // A tile that does not hold the target pixel gets nothing either.
+  PathTraceParams left_half = pt;
+  left_half.tile_w = 8;
+  EXPECT_EQ(pt_reproject_diffuse(&view, &rs, &left_half, &eyes.right, clear, make_float3(0, 0, 1)), TS_PT_NO_TARGET);
+}
+
+TEST(PathTraceReprojection, MirrorFirstHitMapsThroughTheMirror) {
+  // A mirror at z = -5 facing the eyes and a wall behind them at z = +5 that they see in it (Eq. 6).
+  Scene s("add_materials { name: \"wall\" } add_materials { name: \"chrome\" type: MIRROR }\n"
+          "quad { a { x: -10 y: -10 z: -5 } b { x: 10 y: -10 z: -5 } c { x: 10 y: 10 z: -5 } d { x: -10 y: 10 z: -5 } "
+          "material: \"chrome\" }\n"
+          "quad { a { x: -30 y: -30 z: 5 } b { x: -30 y: 30 z: 5 } c { x: 30 y: 30 z: 5 } d { x: 30 y: -30 z: 5 } "
+          "material: \"wall\" }\n");
+  const SceneView view = s.get().host_view();
+  const ShadingData shading = ShadingData::build(s.get());
+  const ShadingContext ctx = shading.host_context();
+  const RenderSettings rs = default_render_settings(s.get());
+  const StereoCameras eyes = make_stereo_cameras(head_at_origin(), 0.5f, 64, 48);
+  const PathTraceParams pt = full_tile_params(eyes.left);
+  int checked = 0;
+  for (uint32_t y = 4; y < 48; y += 10)
+    for (uint32_t x = 10; x < 64; x += 9) {
+      const float3 dir = camera_direction(&eyes.left, float(x) + 0.5f, float(y) + 0.5f);
+      Hit hit;
+      ASSERT_TRUE(kd_intersect_closest(&view, camera_origin(&eyes.left), dir, 0.0f, TS_INFINITY, &hit));
+      const float3 m = v3_madd(camera_origin(&eyes.left), dir, hit.t);
+      const float3 refl = reflect_dir(dir, make_float3(0, 0, 1));
+      ASSERT_TRUE(kd_intersect_closest(&view, v3_madd(m, make_float3(0, 0, 1), 1e-3f), refl, 0.0f, TS_INFINITY, &hit));
+      const float3 q = v3_madd(v3_madd(m, make_float3(0, 0, 1), 1e-3f), refl, hit.t);
+      uint32_t segments = 0;
+      const uint32_t target = pt_reproject_mirror(&view, &ctx, &rs, &pt, &eyes.right, m, make_float3(0, 0, 1), q, &segments);
+      // The right eye sees q where it sees q's mirror image behind the mirror.
+      float xr = 0, yr = 0;
+      ASSERT_TRUE(pt_project(&eyes.right, make_float3(q.x, q.y, -10.0f - q.z), &xr, &yr));
+      if (xr < 0.0f) {
+        EXPECT_EQ(target, TS_PT_NO_TARGET);
+        continue;
+      }
+      ++checked;
+      EXPECT_NEAR(yr, float(y) + 0.5f, 1e-2f);
+      EXPECT_EQ(target, uint32_t(std::floor(yr)) * 64u + uint32_t(std::floor(xr)));
+      EXPECT_GT(segments, 0u);
+    }
+  EXPECT_GT(checked, 15);
+}
+
+class PathTraceVisibility : public ::testing::TestWithParam<bool> {};
+
+// Both ways of telling whether the other eye sees P_c: its first hits of the same sample (the
+// default) and a shadow ray (visibility_ray).
+TEST_P(PathTraceVisibility, RenderedSamplesLandOnlyWhereTheOtherEyeSeesTheSameSurface) {
+  Scene s(kWallScene);
+  const RenderSettings base = default_render_settings(s.get());
+  PathTraceRenderer renderer(s.get(), {{"host", std::nullopt, 2}, 0});
+  const StereoCameras eyes = make_stereo_cameras(head_at_origin(), 0.5f, 48, 36);
+  PtView v;
+  v.eyes = {eyes.left, eyes.right};
+  PathTraceSettings pt;
+  pt.gaze_stop = false;
+  pt.median = false;
+  pt.visibility_ray = GetParam();
+  pt.spp = 2;
+  RenderSettings rs = base;
+  rs.max_depth = 0;
+  renderer.render_tile(v, rs, pt, 0, {0, 0, 48, 36});
+  const TileAccumulation* acc = renderer.cache().find(0);
+  ASSERT_NE(acc, nullptr);
+  EXPECT_GT(acc->reprojected_samples(), acc->own_samples() / 2);
+  // Each eye's pixels that received a sample see a surface the other eye also sees: the box's
+  // silhouette shifts between the eyes, so pixels of the wall hidden from the other eye get none.
+  const SceneView view = s.get().host_view();
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    const CameraParams& cam = eye ? eyes.right : eyes.left;
+    const CameraParams& other = eye ? eyes.left : eyes.right;
+    for (uint32_t y = 0; y < 36; ++y)
+      for (uint32_t x = 0; x < 48; ++x) {
+        const float3 dir = camera_direction(&cam, float(x) + 0.5f, float(y) + 0.5f);
+        Hit hit;
+        if (!kd_intersect_closest(&view, camera_origin(&cam), dir, 0.0f, TS_INFINITY, &hit)) continue;
+        const float3 p = v3_madd(camera_origin(&cam), dir, hit.t);
+        const float3 to_other = v3_sub(camera_origin(&other), p);
+        const bool hidden = kd_intersect_any(&view, v3_madd(p, v3_normalize(to_other), 1e-3f), to_other, 0.0f, 0.99f);
+        // A pixel well inside a hidden region (its 3x3 neighbourhood hidden too) gets nothing.
+        bool all_hidden = hidden;
+        for (int dy = -1; dy <= 1 && all_hidden; ++dy)
+          for (int dx = -1; dx <= 1 && all_hidden; ++dx) {
+            const int nx = int(x) + dx, ny = int(y) + dy;
+            if (nx < 0 || ny < 0 || nx >= 48 || ny >= 36) continue;
+            const float3 d2 = camera_direction(&cam, float(nx) + 0.5f, float(ny) + 0.5f);
+            Hit h2;
+            if (!kd_intersect_closest(&view, camera_origin(&cam), d2, 0.0f, TS_INFINITY, &h2)) continue;
+            const float3 p2 = v3_madd(camera_origin(&cam), d2, h2.t);
+            const float3 t2 = v3_sub(camera_origin(&other), p2);
+            all_hidden = kd_intersect_any(&view, v3_madd(p2, v3_normalize(t2), 1e-3f), t2, 0.0f, 0.99f);
+          }
+        if (all_hidden) {
+          EXPECT_EQ(acc->pixel(eye, y * 48 + x).rep_n, 0.0f) << "eye " << eye << " pixel " << x << "," << y;
+        }
+      }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PathTrace, PathTraceVisibility, ::testing::Values(false, true));
+
+TEST(PathTraceGaze, StopProbabilityFollowsEquation7) {
+  CameraSpec spec = head_at_origin();
+  PtView v;
+  v.eyes[0] = make_camera(spec, 64, 48);
+  v.eye_count = 1;
+  PathTraceSettings pt;
+  pt.p_max = 0.9f;
+  PathTraceParams p = PathTraceRenderer::kernel_params(v, pt, {0, 0, 64, 48});
+  EXPECT_FLOAT_EQ(p.gaze_x, 32.0f);
+  EXPECT_FLOAT_EQ(p.gaze_y, 24.0f);
+  EXPECT_FLOAT_EQ(1.0f / p.inv_d_max, 40.0f);  // d_max: centre to a corner
+  EXPECT_FLOAT_EQ(pt_stop_probability(&p, 32.0f, 24.0f), 0.0f);
+  EXPECT_NEAR(pt_stop_probability(&p, 48.0f, 36.0f), 0.5f, 1e-6f);  // d = 20 = d_max / 2
+  EXPECT_NEAR(pt_stop_probability(&p, 32.0f, 36.0f), 0.3f, 1e-6f);  // d = 12
+  EXPECT_FLOAT_EQ(pt_stop_probability(&p, 0.0f, 0.0f), 0.9f);       // clamped to P_max
+  // Gaze at the top-left corner: d_max is the diagonal.
+  v.gaze_u = 0.0f;
+  v.gaze_v = 0.0f;
+  pt.p_max = 0.3f;
+  p = PathTraceRenderer::kernel_params(v, pt, {0, 0, 64, 48});
+  EXPECT_FLOAT_EQ(1.0f / p.inv_d_max, 80.0f);
+  EXPECT_NEAR(pt_stop_probability(&p, 16.0f, 0.0f), 0.2f, 1e-6f);
+  EXPECT_FLOAT_EQ(pt_stop_probability(&p, 64.0f, 48.0f), 0.3f);
+  v.gaze_u = 1.5f;
+  EXPECT_THROW(PathTraceRenderer::kernel_params(v, pt, {0, 0, 64, 48}), Error);
+}
+
+TEST(PathTraceGaze, PathsStopOnlyPastTheDepthThresholdAndMoreAwayFromTheGaze) {
+  Scene s("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  PathTraceRenderer renderer(s.get(), {{"host", std::nullopt, 2}, 0});
+  CameraSpec spec;
+  spec.pose = pose_from_manifest(s.get().manifest().camera());
+  spec.vertical_fov_degrees = s.get().manifest().camera().vertical_fov_degrees();
+  PtView v;
+  v.eyes[0] = make_camera(spec, 32, 32);
+  v.eye_count = 1;
+  RenderSettings rs = default_render_settings(s.get());
+  rs.max_depth = 8;
+  rs.light_samples = 1;
+  PathTraceSettings pt;
+  pt.spp = 16;
+  pt.rr_depth = 64;  // no Russian roulette: only the gaze rule ends paths early
+  pt.depth_threshold = 8;
+  renderer.render_tile(v, rs, pt, 0, {0, 0, 32, 32});
+  EXPECT_EQ(renderer.cache().find(0)->stopped_samples(), 0u);  // never deeper than T_d
+  pt.depth_threshold = 1;
+  renderer.render_tile(v, rs, pt, 0, {0, 0, 32, 32});
+  const TileAccumulation* acc = renderer.cache().find(0);
+  uint64_t centre = 0, ring = 0, centre_n = 0, ring_n = 0;
+  for (uint32_t y = 0; y < 32; ++y)
+    for (uint32_t x = 0; x < 32; ++x) {
+      const auto& p = acc->pixel(0, y * 32 + x);
+      const float d = std::hypot(float(x) + 0.5f - 16.0f, float(y) + 0.5f - 16.0f) / std::hypot(16.0f, 16.0f);
+      if (d < 0.15f) centre += p.stopped, centre_n += p.own_n;
+      if (d > 0.5f && d < 0.8f) ring += p.stopped, ring_n += p.own_n;
+    }
+  const double at_gaze = double(centre) / double(centre_n), away = double(ring) / double(ring_n);
+  EXPECT_LT(at_gaze, 0.3);
+  EXPECT_GT(away, at_gaze + 0.15);
+}
+
+TEST(PathTraceMedian, FiltersOnlyFlaggedPixels) {
+  AccumulationKey key;
+  key.eye_count = 1;
+  const TileRect rect{0, 0, 6, 5};
+  TileAccumulation acc(key, rect);
+  PtBatch batch;
+  batch.resize(30, 1);
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> value(0.0f, 2.0f);
+  for (size_t i = 0; i < 30; ++i) {
+    PtPixelOut& o = batch.own[i];
+    o.r = value(gen), o.g = value(gen), o.b = value(gen);
+    o.samples = 1;
+    o.stopped = i % 3 == 0;                 // stopped early ...
+    o.specular = i % 3 == 0 && i % 2 == 0;  // ... but some of them first hit a mirror or glass
+  }
+  acc.merge(batch);
+  ResolveOptions plain;
+  const std::vector<float> mean = acc.resolve_linear(0, plain);
+  ResolveOptions filtered;
+  filtered.median = true;
+  filtered.median_max_samples = 1;
+  const std::vector<float> out = acc.resolve_linear(0, filtered);
+  size_t changed = 0;
+  for (uint32_t y = 0; y < 5; ++y)
+    for (uint32_t x = 0; x < 6; ++x) {
+      const size_t i = y * 6 + x;
+      const bool flagged = i % 3 == 0 && i % 2 != 0;
+      for (int c = 0; c < 3; ++c) {
+        std::vector<float> neighbours;
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) {
+            const int nx = int(x) + dx, ny = int(y) + dy;
+            if ((dx || dy) && nx >= 0 && ny >= 0 && nx < 6 && ny < 5) neighbours.push_back(mean[3 * (ny * 6 + nx) + c]);
+          }
+        std::sort(neighbours.begin(), neighbours.end());
+        const size_t n = neighbours.size();
+        const float median = n % 2 ? neighbours[n / 2] : 0.5f * (neighbours[n / 2 - 1] + neighbours[n / 2]);
+        EXPECT_FLOAT_EQ(out[3 * i + c], flagged ? median : mean[3 * i + c]) << x << "," << y;
+      }
+      changed += flagged;
+    }
+  EXPECT_EQ(acc.median_pixels(0, filtered), changed);
+  // Once a pixel holds more samples than median_max_samples it is left alone.
+  acc.merge(batch);
+  EXPECT_EQ(acc.resolve_linear(0, filtered), acc.resolve_linear(0, plain));
+}
+
+TEST(PathTraceAccumulation, AddsWhileThePoseHoldsAndResetsOnChange) {
+  Scene s("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  PathTraceRenderer renderer(s.get(), {{"host", std::nullopt, 2}, 0});
+  CameraSpec head;
+  head.pose = pose_from_manifest(s.get().manifest().camera());
+  head.vertical_fov_degrees = 40.0f;
+  auto view_for = [&](const CameraSpec& h, float gu) {
+    const StereoCameras c = make_stereo_cameras(h, 64.0f, 16, 12);
+    PtView v;
+    v.eyes = {c.left, c.right};
+    v.gaze_u = gu;
+    return v;
+  };
+  RenderSettings rs = default_render_settings(s.get());
+  PathTraceSettings pt;
+  pt.spp = 2;
+  const TileRect rect{0, 0, 16, 12};
+  EXPECT_TRUE(renderer.render_tile(view_for(head, 0.5f), rs, pt, 3, rect).stats.reset);
+  auto r = renderer.render_tile(view_for(head, 0.5f), rs, pt, 3, rect);
+  EXPECT_FALSE(r.stats.reset);
+  EXPECT_DOUBLE_EQ(r.stats.accumulated_spp, 4.0);
+  rs.exposure = 2.0f;  // only scales the resolved pixels
+  EXPECT_FALSE(renderer.render_tile(view_for(head, 0.5f), rs, pt, 3, rect).stats.reset);
+  // Another tile id is a tile of its own.
+  EXPECT_TRUE(renderer.render_tile(view_for(head, 0.5f), rs, pt, 4, rect).stats.reset);
+  CameraSpec moved = head;
+  moved.pose.position[0] += 1.0f;
+  r = renderer.render_tile(view_for(moved, 0.5f), rs, pt, 3, rect);
+  EXPECT_TRUE(r.stats.reset);
+  EXPECT_DOUBLE_EQ(r.stats.accumulated_spp, 2.0);
+  EXPECT_TRUE(renderer.render_tile(view_for(moved, 0.25f), rs, pt, 3, rect).stats.reset);  // the gaze moved
+  CameraSpec turned = moved;
+  turned.pose.orientation = {0.0f, 0.0f, 0.9998477f, 0.0174524f};  // 2 degrees of pitch more
+  EXPECT_TRUE(renderer.render_tile(view_for(turned, 0.25f), rs, pt, 3, rect).stats.reset);
+  pt.variant = PtVariant::plain;
+  EXPECT_TRUE(renderer.render_tile(view_for(turned, 0.25f), rs, pt, 3, rect).stats.reset);
+}
+
+// Mean linear radiance of the raytrace mode's direct light (no ambient term) over the image, at
+// the path tracer's own sub-pixel positions (the first two random numbers of each sample), so the
+// two differ only in how the light is sampled.
+std::array<double, 3> raytrace_direct_mean(const PackedScene& scene, const CameraParams& cam, RenderSettings rs,
+                                           uint32_t spp) {
+  const SceneView view = scene.host_view();
+  const ShadingData shading = ShadingData::build(scene);
+  const ShadingContext ctx = shading.host_context();
+  std::array<double, 3> sum{};
+  for (uint32_t y = 0; y < cam.height; ++y)
+    for (uint32_t x = 0; x < cam.width; ++x)
+      for (uint32_t k = 0; k < spp; ++k) {
+        Rng rng = rng_make(y * cam.width + x, k, rs.seed);
+        const float jx = rng_next(&rng), jy = rng_next(&rng);
+        const float3 dir = camera_direction(&cam, float(x) + jx, float(y) + jy);
+        const float3 c = whitted_radiance(&view, &ctx, &rs, camera_origin(&cam), dir, &rng);
+        sum[0] += c.x, sum[1] += c.y, sum[2] += c.z;
+      }
+  for (double& v : sum) v /= double(spp) * cam.width * cam.height;
+  return sum;
+}
+
+TEST(PathTracePlain, MeanRadianceConvergesToRaytraceDirectLight) {
+  Scene s("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");  // diffuse walls and blocks, one light
+  CameraSpec spec;
+  spec.pose = pose_from_manifest(s.get().manifest().camera());
+  spec.vertical_fov_degrees = s.get().manifest().camera().vertical_fov_degrees();
+  const CameraParams cam = make_camera(spec, 40, 30);
+  RenderSettings rs = default_render_settings(s.get());
+  rs.ambient = 0.0f;
+  rs.max_depth = 0;  // path tracing without bounces: direct light only
+  rs.light_samples = 16;
+  const std::array<double, 3> expected = raytrace_direct_mean(s.get(), cam, rs, 32);
+  rs.light_samples = 1;
+  PathTraceRenderer renderer(s.get(), {{"host", std::nullopt, 2}, 0});
+  PtView v;
+  v.eyes[0] = cam;
+  v.eye_count = 1;
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;
+  pt.spp = 32;
+  const PtFrameResult frame = render_pathtrace_frame(renderer, v, rs, pt, 0, true);
+  std::array<double, 3> got{};
+  for (size_t i = 0; i < frame.linear[0].rgb.size(); ++i) got[i % 3] += frame.linear[0].rgb[i];
+  for (int c = 0; c < 3; ++c) {
+    got[c] /= 40.0 * 30.0;
+    EXPECT_NEAR(got[c], expected[c], 0.02 * expected[c] + 1e-4) << "channel " << c;
+  }
+  // With bounces the image only gets brighter (indirect light adds).
+  rs.max_depth = 8;
+  const PtFrameResult gi = render_pathtrace_frame(renderer, v, rs, pt, 0, true);
+  double gi_sum = 0, direct_sum = got[0] + got[1] + got[2];
+  for (float f : gi.linear[0].rgb) gi_sum += f;
+  EXPECT_GT(gi_sum / (40.0 * 30.0), 1.1 * direct_sum);
+}
+
+TEST(PathTracePlain, TilesGiveTheSamePixelsAsOneTile) {
+  Scene s("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  CameraSpec head;
+  head.pose = pose_from_manifest(s.get().manifest().camera());
+  head.vertical_fov_degrees = 40.0f;
+  const StereoCameras c = make_stereo_cameras(head, 64.0f, 40, 28);
+  PtView v;
+  v.eyes = {c.left, c.right};
+  const RenderSettings rs = default_render_settings(s.get());
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;
+  pt.spp = 2;
+  PathTraceRenderer a(s.get(), {{"host", std::nullopt, 2}, 0}), b(s.get(), {{"host", std::nullopt, 1}, 0});
+  const PtFrameResult whole = render_pathtrace_frame(a, v, rs, pt, 0);
+  const PtFrameResult tiled = render_pathtrace_frame(b, v, rs, pt, 16);
+  EXPECT_EQ(tiled.tiles, 6u);
+  EXPECT_TRUE(whole.eyes[0] == tiled.eyes[0]);
+  EXPECT_TRUE(whole.eyes[1] == tiled.eyes[1]);
+  EXPECT_FALSE(whole.eyes[0] == whole.eyes[1]);  // two different eyes
+}
+
+TEST(PathTraceDevices, HostAndOpenClAgreeAndCpuHelpersAddSamples) {
+  Scene s(Shipped{"pt_teapot.scene.txtpb"});
+  CameraSpec head;
+  head.pose = pose_from_manifest(s.get().manifest().camera());
+  head.vertical_fov_degrees = s.get().manifest().camera().vertical_fov_degrees();
+  const StereoCameras c = make_stereo_cameras(head, default_ipd(s.get().manifest()), 40, 30);
+  PtView v;
+  v.eyes = {c.left, c.right};
+  RenderSettings rs = default_render_settings(s.get());
+  rs.light_samples = 1;
+  PathTraceSettings pt;
+  pt.spp = 4;
+  pt.median = false;
+  PathTraceRenderer host(s.get(), {{"host", std::nullopt, 2}, 0});
+  const PtFrameResult a = render_pathtrace_frame(host, v, rs, pt, 0, true);
+  if (opencl_available()) {
+    PathTraceRenderer pocl(s.get(), {{"cpu", std::nullopt, 0}, 0});
+    pt.launch_samples = 2;  // two launches in flight
+    const PtFrameResult b = render_pathtrace_frame(pocl, v, rs, pt, 0, true);
+    EXPECT_EQ(a.totals.device_pixel_samples, b.totals.device_pixel_samples);
+    for (int e = 0; e < 2; ++e) {
+      // Same random numbers and code; rare float differences (libm vs OpenCL cos) may turn a path.
+      const DiffStats d = diff_stats(a.eyes[e], b.eyes[e], 2);
+      EXPECT_LT(d.fraction_over_threshold, 0.03) << "eye " << e;
+      EXPECT_LT(mse_rgb(a.eyes[e], b.eyes[e]), 20.0) << "eye " << e;
+    }
+  }
+  // One helper thread beside a one-thread main device: extra samples, the same picture.
+  PathTraceRenderer hybrid(s.get(), {{"host", std::nullopt, 1}, 1});
+  pt.spp = 8;
+  const PtFrameResult h = render_pathtrace_frame(hybrid, v, rs, pt, 0, true);
+  EXPECT_GT(h.totals.helper_pixel_samples, 0u);
+  EXPECT_GT(h.totals.accumulated_spp, 8.0);
+  double mean_a = 0, mean_h = 0;
+  for (size_t i = 0; i < a.linear[0].rgb.size(); ++i) mean_a += a.linear[0].rgb[i], mean_h += h.linear[0].rgb[i];
+  EXPECT_NEAR(mean_h / mean_a, 1.0, 0.1);
+}
+
+TEST(TesseraRender, PathtraceOptionsAndBadInput) {
+  Scene s("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  TempDir dir("render_pt_cli");
+  const std::string bin = (testing::binary_dir() / "worker/tessera-render").string() + " " + (s.dir / "s.tpk").string() + " ";
+  const std::string out = (dir / "o.png").string();
+  auto expect_error = [&](const std::string& args, const std::string& needle) {
+    const auto r = testing::run_command(bin + "-o " + out + " --device host --size 8x8 " + args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  };
+  expect_error("--mode pathtrace --spp 0", "--spp");
+  expect_error("--mode pathtrace --stereo --ipd -1", "--ipd");
+  expect_error("--mode pathtrace --gaze 1.5,0.5", "--gaze");
+  expect_error("--mode pathtrace --gaze 0.5", "--gaze");
+  expect_error("--mode pathtrace --pt-variant fancy", "--pt-variant");
+  expect_error("--mode pathtrace --p-max 1.5", "--p-max");
+  expect_error("--stereo", "--mode pathtrace");
+  expect_error("--mode pathtrace --ipd 0.1", "--stereo");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const auto ok = testing::run_command(bin + "-o " + out +
+                                       " --device host --size 12x8 --mode pathtrace --stereo --ipd 60 --gaze 0.3,0.6 --spp 2 --json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(read_image(out).width(), 24);  // side by side
+  const auto json = nlohmann::json::parse(ok.output);
+  EXPECT_EQ(json["pixel_samples"].get<uint64_t>(), 2u * 2u * 12u * 8u);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,162 @@
+#include "worker/render/pathtrace_backend.h"
+
+#include <thread>
+#include <vector>
+
+#include "common/base/error.h"
+#include "common/cl/cl_error.h"
+#include "common/cl/commands.h"
+#include "common/cl/device.h"
+#include "common/cl/device_memory.h"
+#include "common/cl/program.h"
+#include "common/render/shading_data.h"
+#include "kernels/device/cpu/pathtrace_cpu.h"
+#include "worker/render/device_scene.h"
+
+namespace tessera {
+namespace {
+
+class HostPathTraceBackend final : public PathTraceBackend {
+ public:
+  HostPathTraceBackend(const PackedScene& scene, unsigned threads)
+      : view_(scene.host_view()), shading_(ShadingData::build(scene)), context_(shading_.host_context()), threads_(threads) {}
+  std::string description() const override {
+    const unsigned n = threads_ ? threads_ : std::max(1u, std::thread::hardware_concurrency());
+    return "host (kernels compiled for the CPU, " + std::to_string(n) + " threads)";
+  }
+  uint64_t scene_device_bytes() const override { return 0; }
+  bool is_opencl() const override { return false; }
+  void submit(int slot, const PtLaunch& launch, PtBatch& out) override {
+    pending_[slot] = launch;
+    out_[slot] = &out;
+  }
+  double collect(int slot) override {
+    PtBatch& out = *out_[slot];
+    const PtLaunch& l = pending_[slot];
+    out.resize(size_t(l.pt.tile_w) * l.pt.tile_h, l.pt.eye_count);
+    cpu::pathtrace_tile(view_, context_, l.settings, l.pt, l.left, l.right, out.own, out.reproj, threads_);
+    return 0.0;
+  }
+
+ private:
+  SceneView view_;
+  ShadingData shading_;
+  ShadingContext context_;
+  unsigned threads_;
+  PtLaunch pending_[kSlots]{};
+  PtBatch* out_[kSlots]{};
+};
+
+constexpr size_t kLocal = 8;
+
+class OpenClPathTraceBackend final : public PathTraceBackend {
+ public:
+  OpenClPathTraceBackend(const PackedScene& scene, const RendererOptions& options)
+      : device_(cl::Device::open(options.device)),
+        budget_(device_, options.gpu_memory_limit),
+        scene_(device_, budget_, scene),
+        program_(cl::build_program(device_, "kernels/device/opencl/pathtrace.cl")),
+        primary_(program_.kernel("pathtrace_primary")),
+        paths_(program_.kernel("pathtrace_paths")),
+        clear_(program_.kernel("pathtrace_clear")) {}
+
+  std::string description() const override {
+    return device_.info().name + " (OpenCL, " + device_.info().platform_name + ")";
+  }
+  uint64_t scene_device_bytes() const override { return scene_.device_bytes(); }
+  bool is_opencl() const override { return true; }
+
+  void submit(int slot, const PtLaunch& l, PtBatch& out) override {
+    Slot& s = slots_[slot];
+    const size_t pixels = size_t(l.pt.tile_w) * l.pt.tile_h * l.pt.eye_count;
+    out.resize(size_t(l.pt.tile_w) * l.pt.tile_h, l.pt.eye_count);
+    const uint64_t own_bytes = pixels * sizeof(PtPixelOut), reproj_bytes = pixels * 4 * sizeof(float);
+    ensure(s.own, "pathtrace_own_", slot, own_bytes);
+    ensure(s.reproj, "pathtrace_reproj_", slot, reproj_bytes);
+    ensure(s.primaries, "pathtrace_primaries_", slot, pixels * sizeof(PtPrimary));
+    clear(s.own, own_bytes);
+    clear(s.reproj, reproj_bytes);
+    const size_t rows = size_t(l.pt.tile_h) * l.pt.eye_count;
+    const cl::Range2D global{(l.pt.tile_w + kLocal - 1) / kLocal * kLocal, (rows + kLocal - 1) / kLocal * kLocal};
+    s.kernels.clear();
+    for (uint32_t k = 0; k < l.pt.samples; ++k) {  // a sample: first hits of both eyes, then the paths
+      PathTraceParams p = l.pt;
+      p.first_sample = l.pt.first_sample + k;
+      p.samples = 1;
+      cl_uint arg = set_common_args(primary_, l, p);
+      primary_.set_arg(arg++, s.primaries);
+      primary_.set_arg(arg++, s.own);
+      s.kernels.push_back(cl::launch_2d(device_, primary_, global, {kLocal, kLocal}));
+      arg = set_common_args(paths_, l, p);
+      paths_.set_arg(arg++, s.primaries);
+      paths_.set_arg(arg++, s.own);
+      paths_.set_arg(arg++, s.reproj);
+      s.kernels.push_back(cl::launch_2d(device_, paths_, global, {kLocal, kLocal}));
+    }
+    s.read_own = read_async(s.own, out.own.data(), own_bytes);
+    s.read_reproj = read_async(s.reproj, out.reproj.data(), reproj_bytes);
+    device_.flush();
+  }
+
+  double collect(int slot) override {
+    Slot& s = slots_[slot];
+    s.read_own.wait();
+    s.read_reproj.wait();
+    double ms = 0;
+    for (const cl::Event& e : s.kernels) ms += e.timing().run_ms();
+    return ms;
+  }
+
+ private:
+  struct Slot {
+    cl::Buffer own, reproj, primaries;
+    std::vector<cl::Event> kernels;
+    cl::Event read_own, read_reproj;
+  };
+
+  void ensure(cl::Buffer& buffer, const char* name, int slot, uint64_t bytes) {
+    if (buffer && buffer.size() >= bytes) return;
+    buffer.release();
+    buffer = budget_.create(name + std::to_string(slot), bytes);
+  }
+
+  void clear(const cl::Buffer& buffer, uint64_t bytes) {
+    const cl_uint words = cl_uint(bytes / 4);
+    clear_.set_arg(0, buffer);
+    clear_.set_arg(1, words);
+    cl::launch_2d(device_, clear_, {words, 1});
+  }
+
+  cl_uint set_common_args(cl::Kernel& kernel, const PtLaunch& l, const PathTraceParams& p) {
+    cl_uint arg = scene_.set_scene_args(kernel, 0);
+    arg = scene_.set_shading_args(kernel, arg);
+    kernel.set_arg(arg++, l.settings);
+    kernel.set_arg(arg++, p);
+    kernel.set_arg(arg++, l.left);
+    kernel.set_arg(arg++, l.right);
+    return arg;
+  }
+
+  cl::Event read_async(const cl::Buffer& buffer, void* data, size_t bytes) {
+    cl_event event = nullptr;
+    TESSERA_CL_CHECK(clEnqueueReadBuffer(device_.queue(), buffer.get(), CL_FALSE, 0, bytes, data, 0, nullptr, &event),
+                     "clEnqueueReadBuffer(" + buffer.name() + ")");
+    return cl::Event(event);
+  }
+
+  cl::Device device_;
+  cl::DeviceMemoryBudget budget_;
+  DeviceScene scene_;
+  cl::Program program_;
+  cl::Kernel primary_, paths_, clear_;
+  Slot slots_[kSlots];
+};
+
+}  // namespace
+
+std::unique_ptr<PathTraceBackend> make_pathtrace_backend(const PackedScene& scene, const RendererOptions& options) {
+  if (options.device == "host") return std::make_unique<HostPathTraceBackend>(scene, options.host_threads);
+  return std::make_unique<OpenClPathTraceBackend>(scene, options);
+}
+
+}  // namespace tessera

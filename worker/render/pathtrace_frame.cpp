@@ -1,0 +1,58 @@
+#include "worker/render/pathtrace_frame.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace tessera {
+
+PtFrameResult render_pathtrace_frame(PathTraceRenderer& renderer, const PtView& view, const RenderSettings& settings,
+                                     const PathTraceSettings& pt, uint32_t tile_size, bool want_linear,
+                                     const std::function<void(size_t, size_t)>& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  const uint32_t width = view.eyes[0].width, height = view.eyes[0].height;
+  const uint32_t tw = tile_size ? std::min(tile_size, width) : width, th = tile_size ? std::min(tile_size, height) : height;
+  const uint32_t tiles_x = (width + tw - 1) / tw, tiles_y = (height + th - 1) / th;
+  PtFrameResult frame;
+  for (uint32_t e = 0; e < view.eye_count; ++e) {
+    frame.eyes[e] = ImageRgba8(int(width), int(height));
+    if (want_linear) frame.linear[e] = ImageRgbF(int(width), int(height));
+  }
+  const ResolveOptions resolve = PathTraceRenderer::resolve_options(pt, 1.0f);
+  PtTileStats& t = frame.totals;
+  for (uint32_t ty = 0; ty < tiles_y; ++ty)
+    for (uint32_t tx = 0; tx < tiles_x; ++tx) {
+      const uint32_t id = ty * tiles_x + tx;
+      const TileRect rect{tx * tw, ty * th, std::min(tw, width - tx * tw), std::min(th, height - ty * th)};
+      const PtTileResult r = renderer.render_tile(view, settings, pt, id, rect);
+      for (uint32_t e = 0; e < view.eye_count; ++e) {
+        composite_tile(frame.eyes[e], int(rect.x0), int(rect.y0), int(rect.width), int(rect.height),
+                       {reinterpret_cast<const uint8_t*>(r.eyes[e].data()), r.eyes[e].size() * 4});
+        if (want_linear) {
+          const std::vector<float> rgb = renderer.cache().find(id)->resolve_linear(e, resolve);
+          for (uint32_t y = 0; y < rect.height; ++y)
+            std::copy_n(&rgb[size_t(y) * rect.width * 3], size_t(rect.width) * 3,
+                        frame.linear[e].pixel(int(rect.x0), int(rect.y0 + y)));
+        }
+      }
+      const PtTileStats& s = r.stats;
+      t.reset |= s.reset;
+      t.device_pixel_samples += s.device_pixel_samples;
+      t.helper_pixel_samples += s.helper_pixel_samples;
+      t.reprojected += s.reprojected;
+      t.segments += s.segments;
+      t.stopped += s.stopped;
+      t.helper_batches += s.helper_batches;
+      t.median_pixels += s.median_pixels;
+      t.device_ms += s.device_ms;
+      t.merge_ms += s.merge_ms;
+      t.resolve_ms += s.resolve_ms;
+      t.accumulated_spp += s.accumulated_spp * double(rect.width) * rect.height;
+      ++frame.tiles;
+      if (progress) progress(frame.tiles, size_t(tiles_x) * tiles_y);
+    }
+  t.accumulated_spp /= double(width) * height;
+  t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return frame;
+}
+
+}  // namespace tessera

@@ -1,0 +1,252 @@
+#include "worker/render/pathtrace_renderer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "common/base/error.h"
+#include "common/render/stereo.h"
+#include "kernels/device/cpu/pathtrace_cpu.h"
+
+namespace tessera {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+// Algorithm 2 on the CPU cores besides the merging one: each helper traces whole-tile samples
+// into a batch of its own and hands finished batches over; only the merging thread touches the
+// accumulation (so helpers never wait for each other).
+class CpuHelpers {
+ public:
+  CpuHelpers(unsigned threads, const SceneView& view, const ShadingContext& shading, const PtLaunch& base,
+             TileAccumulation& acc)
+      : view_(view), shading_(shading), base_(base), acc_(acc), first_(acc.next_helper_sample()), next_(first_) {
+    for (unsigned i = 0; i < threads; ++i) pool_.emplace_back([this] { run(); });
+  }
+  ~CpuHelpers() { stop(); }
+
+  // Batches finished since the last call.
+  std::deque<PtBatch> take() {
+    std::lock_guard lock(mutex_);
+    std::deque<PtBatch> out;
+    out.swap(done_);
+    return out;
+  }
+  // Asks the helpers to stop after their current row and waits for them.
+  void stop() {
+    stop_ = true;
+    for (auto& t : pool_)
+      if (t.joinable()) t.join();
+    pool_.clear();
+    acc_.skip_helper_samples(next_ - first_);  // every index handed out, finished or not
+    first_ = next_;
+  }
+
+ private:
+  void run() {
+    PtLaunch l = base_;
+    l.pt.samples = 1;
+    while (!stop_) {
+      l.pt.first_sample = next_.fetch_add(1);
+      PtBatch batch;
+      batch.resize(size_t(l.pt.tile_w) * l.pt.tile_h, l.pt.eye_count);
+      const uint32_t rows =
+          cpu::pathtrace_tile(view_, shading_, l.settings, l.pt, l.left, l.right, batch.own, batch.reproj, 1, &stop_);
+      if (rows == 0) break;
+      std::lock_guard lock(mutex_);
+      done_.push_back(std::move(batch));
+    }
+  }
+
+  const SceneView& view_;
+  const ShadingContext& shading_;
+  PtLaunch base_;
+  TileAccumulation& acc_;
+  uint32_t first_;
+  std::atomic<uint32_t> next_;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::deque<PtBatch> done_;
+  std::vector<std::thread> pool_;
+};
+
+}  // namespace
+
+PtVariant parse_pt_variant(const std::string& text) {
+  if (text == "plain") return PtVariant::plain;
+  if (text == "proposed") return PtVariant::proposed;
+  throw Error("unknown --pt-variant '" + text + "' (expected plain or proposed)");
+}
+
+const char* to_string(PtVariant variant) { return variant == PtVariant::plain ? "plain" : "proposed"; }
+
+RenderSettings default_pathtrace_settings(const PackedScene& scene) {
+  RenderSettings s = default_render_settings(scene);
+  s.max_depth = 8;
+  s.light_samples = 1;
+  s.ambient = 0.0f;
+  s.background_r = s.background_g = s.background_b = 0.0f;
+  return s;
+}
+
+PtView make_pt_view(const CameraSpec& head, bool stereo, float ipd, uint32_t width, uint32_t height, float gaze_u,
+                    float gaze_v) {
+  PtView view;
+  view.gaze_u = gaze_u;
+  view.gaze_v = gaze_v;
+  if (stereo) {
+    const StereoCameras cams = make_stereo_cameras(head, ipd, width, height);
+    view.eyes = {cams.left, cams.right};
+    view.eye_count = 2;
+  } else {
+    view.eyes[0] = make_camera(head, width, height);
+    view.eye_count = 1;
+  }
+  return view;
+}
+
+uint32_t PathTraceSettings::features() const {
+  if (variant == PtVariant::plain) return 0;
+  uint32_t f = 0;
+  if (reproject) f |= TS_PT_REPROJECT;
+  if (reproject && reproject_mirror) f |= TS_PT_REPROJECT_MIRROR;
+  if (reproject && visibility_ray) f |= TS_PT_VISIBILITY_RAY;
+  if (gaze_stop) f |= TS_PT_GAZE_STOP;
+  if (gaze_stop && stop_compensate) f |= TS_PT_STOP_COMPENSATE;
+  return f;
+}
+
+PathTraceRenderer::PathTraceRenderer(const PackedScene& scene, const PathTraceRendererOptions& options)
+    : scene_(scene),
+      options_(options),
+      backend_(make_pathtrace_backend(scene, options.device)),
+      host_view_(scene.host_view()),
+      host_shading_(ShadingData::build(scene)),
+      host_context_(host_shading_.host_context()) {}
+
+PathTraceRenderer::~PathTraceRenderer() = default;
+
+std::string PathTraceRenderer::description() const {
+  std::string d = backend_->description();
+  if (options_.cpu_threads > 0) d += " + " + std::to_string(options_.cpu_threads) + " CPU helper threads";
+  return d;
+}
+
+ResolveOptions PathTraceRenderer::resolve_options(const PathTraceSettings& pt, float exposure) {
+  ResolveOptions r;
+  r.exposure = exposure;
+  r.median = pt.median_enabled() && pt.gaze_stop;
+  r.median_max_samples = pt.median_max_samples;
+  return r;
+}
+
+PathTraceParams PathTraceRenderer::kernel_params(const PtView& view, const PathTraceSettings& pt, const TileRect& tile) {
+  if (view.eye_count < 1 || view.eye_count > 2) throw Error("pathtrace: eye_count must be 1 or 2");
+  if (!(view.gaze_u >= 0.0f && view.gaze_u <= 1.0f && view.gaze_v >= 0.0f && view.gaze_v <= 1.0f))
+    throw Error("pathtrace: the gaze point must lie in [0, 1] x [0, 1]");
+  if (!(pt.p_max >= 0.0f && pt.p_max < 1.0f)) throw Error("pathtrace: P_max must lie in [0, 1)");
+  const CameraParams& cam = view.eyes[0];
+  if (tile.width == 0 || tile.height == 0 || tile.x0 + tile.width > cam.width || tile.y0 + tile.height > cam.height)
+    throw Error("pathtrace: the tile does not lie inside the image");
+  PathTraceParams p{};
+  p.features = pt.features();
+  p.eye_count = view.eye_count;
+  p.depth_threshold = pt.depth_threshold;
+  p.rr_depth = pt.rr_depth;
+  p.tile_x0 = tile.x0;
+  p.tile_y0 = tile.y0;
+  p.tile_w = tile.width;
+  p.tile_h = tile.height;
+  p.p_max = pt.p_max;
+  p.gaze_x = view.gaze_u * float(cam.width);
+  p.gaze_y = view.gaze_v * float(cam.height);
+  float d_max = 0.0f;  // the farthest image corner from the gaze point
+  for (float cx : {0.0f, float(cam.width)})
+    for (float cy : {0.0f, float(cam.height)}) d_max = std::max(d_max, std::hypot(cx - p.gaze_x, cy - p.gaze_y));
+  p.inv_d_max = d_max > 0.0f ? 1.0f / d_max : 0.0f;
+  return p;
+}
+
+PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
+                                            uint32_t tile_id, const TileRect& tile) {
+  const auto start = Clock::now();
+  if (pt.spp == 0) throw Error("pathtrace: spp must be at least 1");
+  PtLaunch base;
+  base.pt = kernel_params(view, pt, tile);
+  base.settings = settings;
+  base.left = view.eyes[0];
+  base.right = view.eye_count > 1 ? view.eyes[1] : view.eyes[0];
+  if (view.eye_count > 1 && (base.right.width != base.left.width || base.right.height != base.left.height))
+    throw Error("pathtrace: the eye images differ in size");
+
+  PtTileResult result;
+  PtTileStats& stats = result.stats;
+  TileAccumulation& acc = cache_.get(tile_id, make_key(view.eyes.data(), view.eye_count, base.pt, settings), tile, &stats.reset);
+  const uint64_t own_before = acc.own_samples(), reproj_before = acc.reprojected_samples();
+  const uint64_t seg_before = acc.segments(), stopped_before = acc.stopped_samples();
+
+  std::optional<CpuHelpers> helpers;
+  if (options_.cpu_threads > 0) helpers.emplace(options_.cpu_threads, host_view_, host_context_, base, acc);
+  auto merge_helpers = [&] {
+    if (!helpers) return;
+    for (const PtBatch& b : helpers->take()) {
+      const uint64_t before = acc.own_samples();
+      acc.merge(b);
+      stats.helper_pixel_samples += acc.own_samples() - before;
+      ++stats.helper_batches;
+    }
+  };
+
+  // Algorithm 4: keep the device busy with launch i + 1 while launch i is merged.
+  const uint32_t per_launch = std::max(1u, std::min(pt.launch_samples, pt.spp));
+  const uint32_t launches = (pt.spp + per_launch - 1) / per_launch;
+  PtBatch batches[PathTraceBackend::kSlots];
+  auto submit = [&](uint32_t i) {
+    PtLaunch l = base;
+    l.pt.samples = std::min(per_launch, pt.spp - i * per_launch);
+    l.pt.first_sample = acc.take_samples(l.pt.samples);
+    backend_->submit(int(i % PathTraceBackend::kSlots), l, batches[i % PathTraceBackend::kSlots]);
+  };
+  const uint32_t in_flight = backend_->is_opencl() ? PathTraceBackend::kSlots : 1;
+  for (uint32_t i = 0; i < std::min(launches, in_flight); ++i) submit(i);
+  for (uint32_t i = 0; i < launches; ++i) {
+    const int slot = int(i % PathTraceBackend::kSlots);
+    stats.device_ms += backend_->collect(slot);
+    const auto merge_start = Clock::now();
+    const uint64_t before = acc.own_samples();
+    acc.merge(batches[slot]);
+    stats.device_pixel_samples += acc.own_samples() - before;
+    merge_helpers();  // Algorithm 1 lines 4-8: whatever the helpers finished meanwhile
+    stats.merge_ms += ms_since(merge_start);
+    if (i + in_flight < launches) submit(i + in_flight);
+  }
+  if (helpers) {
+    helpers->stop();  // they stop after their current row
+    const auto merge_start = Clock::now();
+    merge_helpers();
+    stats.merge_ms += ms_since(merge_start);
+    helpers.reset();
+  }
+
+  const auto resolve_start = Clock::now();
+  const ResolveOptions resolve = resolve_options(pt, settings.exposure);
+  for (uint32_t e = 0; e < view.eye_count; ++e) {
+    result.eyes[e] = acc.resolve_rgba8(e, resolve);
+    stats.median_pixels += acc.median_pixels(e, resolve);
+  }
+  stats.resolve_ms = ms_since(resolve_start);
+  stats.reprojected = acc.reprojected_samples() - reproj_before;
+  stats.segments = acc.segments() - seg_before;
+  stats.stopped = acc.stopped_samples() - stopped_before;
+  stats.accumulated_spp = double(acc.own_samples()) / double(acc.pixels_per_eye() * acc.eye_count());
+  (void)own_before;
+  stats.ms = ms_since(start);
+  return result;
+}
+
+}  // namespace tessera

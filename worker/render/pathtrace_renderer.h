@@ -1,0 +1,129 @@
+#pragma once
+// The `pathtrace` render mode on one worker (Kim & Sung 2021): renders both eyes of a tile — the
+// same rectangle in the left and the right eye image — into the tile's progressive accumulation,
+// and returns the resolved pixels of both eyes.
+//
+//   PathTraceRenderer renderer(scene, {.device = "gpu", .cpu_threads = 3});
+//   PtTileResult r = renderer.render_tile(view, settings, pt, tile_id, rect);   // r.eyes[0], r.eyes[1]
+//
+// Per call: the main device (GPU / PoCL / host backend) traces pt.spp samples per pixel and eye
+// in launches of pt.launch_samples, double-buffered so the device never waits for the merging
+// thread (Algorithm 4). With cpu_threads > 0, that many helper threads trace extra whole-tile
+// samples on the host meanwhile (Algorithm 2) and hand them over; the calling thread alone merges
+// device and helper batches into the accumulation (Algorithm 1). When the device is done, helpers
+// stop at the next row and what they finished is merged too. The accumulation is keyed by
+// (tile id, both cameras, gaze, estimate settings): while a pose and gaze hold, every call adds
+// samples; any change starts the tile afresh.
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/render/camera_setup.h"
+#include "common/render/shading_data.h"
+#include "worker/render/pathtrace_backend.h"
+
+namespace tessera {
+
+enum class PtVariant { plain, proposed };
+// "plain" | "proposed"; Error otherwise.
+PtVariant parse_pt_variant(const std::string& text);
+const char* to_string(PtVariant variant);
+
+// The mode's parameters, as tessera-render takes them (and, later, the master's FrameRequest).
+struct PathTraceSettings {
+  PtVariant variant = PtVariant::proposed;
+  uint32_t spp = 1;              // samples per pixel and eye that one render_tile adds (main device)
+  uint32_t launch_samples = 1;   // samples per pixel of one device launch
+  uint32_t depth_threshold = 1;  // T_d (Eq. 7 applies at vertices deeper than this; 0 = primary hit)
+  float p_max = 0.9f;            // P_max of Eq. 7
+  uint32_t rr_depth = 3;         // Russian roulette from this vertex depth on (both variants)
+  // Proposed-variant parts, each on by default; turning one off measures what it brings.
+  bool reproject = true;         // Algorithm 3: first-hit radiance to the other eye (Eq. 5)
+  bool reproject_mirror = true;  // ... also through a mirror first hit (Eq. 6)
+  bool visibility_ray = false;   // ... testing the other eye's view with a shadow ray, not its first hits
+  bool gaze_stop = true;         // Eq. 7
+  bool stop_compensate = false;  // divide surviving paths by 1 - P_d (unbiased; the paper does not)
+  bool median = true;            // §3.4 noise removal
+  uint32_t median_max_samples = 16;  // filter only pixels holding at most this many own samples
+
+  // The kernel feature bits this variant uses (plain: none).
+  uint32_t features() const;
+  bool median_enabled() const { return variant == PtVariant::proposed && median; }
+};
+
+// The scene's defaults for path tracing: up to 8 path vertices, one emitter sample per vertex, no
+// ambient term and a black environment (light comes from the scene's lights only).
+RenderSettings default_pathtrace_settings(const PackedScene& scene);
+
+// One frame's view of the tile: cameras of both eyes (eye_count 1: mono, eyes[0] only) and the
+// gaze point in [0, 1] image coordinates (image centre when the pose source gives none).
+struct PtView {
+  std::array<CameraParams, 2> eyes{};
+  uint32_t eye_count = 2;
+  float gaze_u = 0.5f, gaze_v = 0.5f;
+};
+
+// The view of a frame request: the head pose and projection in `head`, eyes at -+ipd/2 along the
+// head's right vector when stereo (make_stereo_cameras), the gaze point in [0, 1] image coordinates.
+PtView make_pt_view(const CameraSpec& head, bool stereo, float ipd, uint32_t width, uint32_t height, float gaze_u = 0.5f,
+                    float gaze_v = 0.5f);
+
+struct PtTileStats {
+  bool reset = false;                 // the accumulation was (re)started by this call
+  uint64_t device_pixel_samples = 0;  // pixel samples the main device traced (both eyes)
+  uint64_t helper_pixel_samples = 0;  // pixel samples CPU helpers traced
+  uint64_t reprojected = 0;           // extra samples pixels received from the other eye
+  uint64_t segments = 0;              // closest-hit rays
+  uint64_t stopped = 0;               // samples the gaze rule stopped early
+  uint32_t helper_batches = 0;        // helper batches merged (the last ones may be partial)
+  size_t median_pixels = 0;           // pixels the noise removal replaced (both eyes)
+  double ms = 0;                      // wall time of the call
+  double device_ms = 0;               // kernel time on the main device (OpenCL profiling)
+  double merge_ms = 0;                // time the calling thread spent merging
+  double resolve_ms = 0;
+  double accumulated_spp = 0;         // own samples per pixel and eye in the tile after the call
+};
+
+struct PtTileResult {
+  std::array<std::vector<uint32_t>, 2> eyes;  // RGBA8 words per eye (red in the low byte), tile rows
+  PtTileStats stats;
+};
+
+struct PathTraceRendererOptions {
+  RendererOptions device;    // main device: auto | gpu | cpu | <index> | host, memory limit, host threads
+  unsigned cpu_threads = 0;  // CPU helper threads beside the main device (--cpu-threads)
+};
+
+class PathTraceRenderer {
+ public:
+  // The scene must outlive the renderer.
+  PathTraceRenderer(const PackedScene& scene, const PathTraceRendererOptions& options);
+  ~PathTraceRenderer();
+
+  std::string description() const;
+  uint64_t scene_device_bytes() const { return backend_->scene_device_bytes(); }
+  const PathTraceRendererOptions& options() const { return options_; }
+
+  // Adds samples to tile `tile_id` (rectangle `tile` of each eye image) and resolves it.
+  PtTileResult render_tile(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
+                           uint32_t tile_id, const TileRect& tile);
+
+  // The tiles' accumulations (tests, ground truth in linear radiance, dropping tiles a worker lost).
+  AccumulationCache& cache() { return cache_; }
+  static ResolveOptions resolve_options(const PathTraceSettings& pt, float exposure);
+  // The kernel parameters render_tile uses for `tile` (first_sample/samples left 0).
+  static PathTraceParams kernel_params(const PtView& view, const PathTraceSettings& pt, const TileRect& tile);
+
+ private:
+  const PackedScene& scene_;
+  PathTraceRendererOptions options_;
+  std::unique_ptr<PathTraceBackend> backend_;
+  SceneView host_view_;       // for the CPU helpers
+  ShadingData host_shading_;
+  ShadingContext host_context_;
+  AccumulationCache cache_;
+};
+
+}  // namespace tessera
