@@ -139,8 +139,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0u, 64u));
   app.add_option("--median-max-spp", pt.median_max_samples, "pathtrace: median filter only pixels with at most this many samples")
       ->capture_default_str()->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--launch-samples", pt.launch_samples, "pathtrace: samples per pixel of one device launch")
-      ->capture_default_str()->check(CLI::Range(1u, 4096u));
+  app.add_option("--launch-samples", pt.launch_samples,
+                 "pathtrace: samples per pixel of one device launch (0: half of --spp on an OpenCL device, 1 on the host)")
+      ->capture_default_str()->check(CLI::Range(0u, 4096u));
   app.add_option("--cpu-threads", cpu_threads, "pathtrace: CPU helper threads tracing extra samples beside the device")
       ->capture_default_str()->check(CLI::Range(0u, 256u));
   app.add_flag("--no-reproject", no_reproject, "pathtrace proposed: leave out the reprojection to the other eye");

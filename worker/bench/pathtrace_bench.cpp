@@ -81,8 +81,8 @@ ImageRgba8 ground_truth(const PackedScene& scene, const std::string& stem, const
     return read_image(path);
   }
   Setup s = make_setup(scene, o.quality_width, o.quality_height);
-  PathTraceRenderer renderer(scene, {{"host", std::nullopt, o.host_threads}, 0});
-  const uint32_t chunk = 8;
+  PathTraceRenderer renderer(scene, {{o.device, std::nullopt, o.host_threads}, 0});
+  const uint32_t chunk = renderer.is_opencl() ? 64 : 8;  // samples between progress updates
   ProgressBar bar("ground truth " + stem);
   const auto start = Clock::now();
   PtFrameResult frame;
@@ -212,15 +212,15 @@ json cpu_gpu(const PackedScene& scene, const PathTraceBenchOptions& o) {
   for (unsigned helpers : o.cpu_threads) {
     PathTraceRenderer renderer(scene, {{o.cpu_device, std::nullopt, o.host_threads}, helpers});
     PathTraceSettings pt = variant_settings(PtVariant::proposed, o.cpu_spp);
-    pt.launch_samples = 1;
+    pt.launch_samples = 1;  // one read-back and merge per sample: helper batches merge in between
     s.settings.seed = 5;
-    render_pathtrace_frame(renderer, s.view, s.settings, variant_settings(PtVariant::proposed, 1));  // warm-up
+    render_pathtrace_frame(renderer, s.view, s.settings, variant_settings(PtVariant::proposed, 1), o.cpu_tile);  // warm-up
     uint64_t device_samples = 0, helper_samples = 0;
     double wall = 0, device_ms = 0;
     const double cpu0 = cpu_seconds();
     for (uint32_t k = 0; k < o.frames; ++k) {
       s.settings.seed = 3000 + k;
-      const PtFrameResult f = render_pathtrace_frame(renderer, s.view, s.settings, pt);
+      const PtFrameResult f = render_pathtrace_frame(renderer, s.view, s.settings, pt, o.cpu_tile);
       device_samples += f.totals.device_pixel_samples;
       helper_samples += f.totals.helper_pixel_samples;
       wall += f.totals.ms;
@@ -360,6 +360,8 @@ PathTraceCommand::PathTraceCommand(CLI::App& app) {
   command_->add_option("--cpu-device", options_.cpu_device, "Main device of the CPU + GPU comparison")->capture_default_str();
   command_->add_option("--cpu-threads", options_.cpu_threads, "Helper thread counts to compare, e.g. 0,1")
       ->delimiter(',')->capture_default_str()->check(CLI::Range(0u, 256u));
+  command_->add_option("--cpu-tile", options_.cpu_tile, "Tile size of the CPU + GPU frames, as a worker renders them (0: one tile)")
+      ->capture_default_str();
   command_->add_option("--cpu-spp", options_.cpu_spp, "Samples per frame in the CPU + GPU comparison")
       ->capture_default_str()->check(CLI::Range(1u, 4096u));
   command_->add_option("--clock", options_.clock, "Time of Table 3 and equal time: wall | cpu (process CPU time)")

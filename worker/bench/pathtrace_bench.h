@@ -34,6 +34,7 @@ struct PathTraceBenchOptions {
   std::string cpu_device = "cpu";
   std::vector<unsigned> cpu_threads{0, 1};
   uint32_t cpu_spp = 4;
+  uint32_t cpu_tile = 64;  // tile size of the CPU + GPU frames (0: the whole image as one tile)
   unsigned host_threads = 0;
 };
 

@@ -203,7 +203,8 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
   };
 
   // Algorithm 4: keep the device busy with launch i + 1 while launch i is merged.
-  const uint32_t per_launch = std::max(1u, std::min(pt.launch_samples, pt.spp));
+  const uint32_t wanted = pt.launch_samples ? pt.launch_samples : backend_->is_opencl() ? (pt.spp + 1) / 2 : 1u;
+  const uint32_t per_launch = std::max(1u, std::min(wanted, pt.spp));
   const uint32_t launches = (pt.spp + per_launch - 1) / per_launch;
   PtBatch batches[PathTraceBackend::kSlots];
   auto submit = [&](uint32_t i) {

@@ -35,7 +35,9 @@ const char* to_string(PtVariant variant);
 struct PathTraceSettings {
   PtVariant variant = PtVariant::proposed;
   uint32_t spp = 1;              // samples per pixel and eye that one render_tile adds (main device)
-  uint32_t launch_samples = 1;   // samples per pixel of one device launch
+  // Samples per pixel of one device launch; 0 = automatic: on an OpenCL device half of spp (two
+  // launches in flight, one read-back each), on the host backend one.
+  uint32_t launch_samples = 0;
   uint32_t depth_threshold = 1;  // T_d (Eq. 7 applies at vertices deeper than this; 0 = primary hit)
   float p_max = 0.9f;            // P_max of Eq. 7
   uint32_t rr_depth = 3;         // Russian roulette from this vertex depth on (both variants)
@@ -104,6 +106,7 @@ class PathTraceRenderer {
 
   std::string description() const;
   uint64_t scene_device_bytes() const { return backend_->scene_device_bytes(); }
+  bool is_opencl() const { return backend_->is_opencl(); }
   const PathTraceRendererOptions& options() const { return options_; }
 
   // Adds samples to tile `tile_id` (rectangle `tile` of each eye image) and resolves it.
