@@ -412,5 +412,16 @@ TEST(CompareTool, BadInputGivesOneErrorLineAndNoOutputFile) {
   EXPECT_FALSE(fs::exists(dir.path / "d.png"));
 }
 
+TEST(Image, Srgb8EncodingTableMatchesTheCurveExactly) {
+  // linear_to_srgb8 searches a threshold table; it must round exactly like the curve itself.
+  for (int k = 0; k <= 200000; ++k) {
+    const float x = std::ldexp(float(k % 1000 + 1000) / 2000.0f, -(k / 1000) % 24) * 1.02f;
+    const double curve = linear_to_srgb(double(x)) * 255.0;
+    ASSERT_EQ(int(linear_to_srgb8(x)), int(std::lround(curve))) << "x = " << x;
+  }
+  EXPECT_EQ(linear_to_srgb8(std::numeric_limits<float>::infinity()), 255);
+  EXPECT_EQ(linear_to_srgb8(std::numeric_limits<float>::denorm_min()), 0);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -69,6 +69,8 @@ int render_pathtrace(const PackedScene& scene, const CameraSpec& head, uint32_t 
                                 {"spp", pt.spp},
                                 {"render_ms", t.ms},
                                 {"device_ms", t.device_ms},
+                                {"merge_ms", t.merge_ms},
+                                {"resolve_ms", t.resolve_ms},
                                 {"pixel_samples", t.device_pixel_samples},
                                 {"helper_pixel_samples", t.helper_pixel_samples},
                                 {"reprojected_samples", t.reprojected},

@@ -1,8 +1,10 @@
 #include "worker/render/pathtrace_accumulation.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "common/base/error.h"
+#include "common/base/parallel_for.h"
 #include "kernels/integrators/pathtrace_resolve.h"
 
 namespace tessera {
@@ -50,25 +52,38 @@ uint32_t TileAccumulation::take_samples(uint32_t count) {
 void TileAccumulation::merge(const PtBatch& batch) {
   const size_t n = pixels_.size();
   if (batch.own.size() != n || batch.reproj.size() != 4 * n) throw Error("pathtrace: batch does not match the tile");
-  for (size_t i = 0; i < n; ++i) {
-    const PtPixelOut& o = batch.own[i];
-    PtPixelAccum& p = pixels_[i];
-    p.own_r += o.r;
-    p.own_g += o.g;
-    p.own_b += o.b;
-    p.own_n += o.samples;
-    p.stopped += o.stopped;
-    p.specular += o.specular;
-    const float* r = &batch.reproj[4 * i];
-    p.rep_r += r[0];
-    p.rep_g += r[1];
-    p.rep_b += r[2];
-    p.rep_n += r[3];
-    own_samples_ += o.samples;
-    reprojected_ += uint64_t(r[3] + 0.5f);
-    segments_ += o.segments;
-    stopped_ += o.stopped;
-  }
+  // Counters summed per chunk, pixels merged in parallel (a frame-sized batch is ~0.6 M pixels).
+  std::atomic<uint64_t> own_total{0}, reprojected_total{0}, segments_total{0}, stopped_total{0};
+  parallel_for_chunks(n, 32768, [&](size_t begin, size_t end) {
+    uint64_t own_samples = 0, reprojected = 0, segments = 0, stopped = 0;
+    for (size_t i = begin; i < end; ++i) {
+      const PtPixelOut& o = batch.own[i];
+      PtPixelAccum& p = pixels_[i];
+      p.own_r += o.r;
+      p.own_g += o.g;
+      p.own_b += o.b;
+      p.own_n += o.samples;
+      p.stopped += o.stopped;
+      p.specular += o.specular;
+      const float* r = &batch.reproj[4 * i];
+      p.rep_r += r[0];
+      p.rep_g += r[1];
+      p.rep_b += r[2];
+      p.rep_n += r[3];
+      own_samples += o.samples;
+      reprojected += uint64_t(r[3] + 0.5f);
+      segments += o.segments;
+      stopped += o.stopped;
+    }
+    own_total += own_samples;
+    reprojected_total += reprojected;
+    segments_total += segments;
+    stopped_total += stopped;
+  });
+  own_samples_ += own_total;
+  reprojected_ += reprojected_total;
+  segments_ += segments_total;
+  stopped_ += stopped_total;
   ++batches_;
 }
 
@@ -77,38 +92,45 @@ std::vector<float> TileAccumulation::resolve_linear(uint32_t eye, const ResolveO
   const size_t n = pixels_per_eye();
   const PtPixelAccum* px = &pixels_[eye * n];
   std::vector<float> mean(3 * n);
-  for (size_t i = 0; i < n; ++i) {
-    const PtPixelAccum& p = px[i];
-    const float3 m = pt_pixel_mean(make_float3(p.own_r, p.own_g, p.own_b), float(p.own_n),
-                                   make_float3(p.rep_r, p.rep_g, p.rep_b), p.rep_n);
-    mean[3 * i] = m.x;
-    mean[3 * i + 1] = m.y;
-    mean[3 * i + 2] = m.z;
-  }
+  // A whole stereo frame is ~0.6 M pixels: spread over the cores (the device is idle meanwhile).
+  parallel_for_chunks(n, 16384, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const PtPixelAccum& p = px[i];
+      const float3 m = pt_pixel_mean(make_float3(p.own_r, p.own_g, p.own_b), float(p.own_n),
+                                     make_float3(p.rep_r, p.rep_g, p.rep_b), p.rep_n);
+      mean[3 * i] = m.x;
+      mean[3 * i + 1] = m.y;
+      mean[3 * i + 2] = m.z;
+    }
+  });
   if (!options.median) return mean;
   std::vector<float> out = mean;
-  for (uint32_t y = 0; y < rect_.height; ++y)
-    for (uint32_t x = 0; x < rect_.width; ++x) {
-      const size_t i = size_t(y) * rect_.width + x;
-      const PtPixelAccum& p = px[i];
-      if (!pt_median_wanted(p.own_n, p.stopped, p.specular, options.median_max_samples)) continue;
-      const float3 m = pt_median8(mean.data(), rect_.width, rect_.height, x, y);
-      out[3 * i] = m.x;
-      out[3 * i + 1] = m.y;
-      out[3 * i + 2] = m.z;
-    }
+  parallel_for_chunks(rect_.height, 16, [&](size_t y0, size_t y1) {
+    for (size_t y = y0; y < y1; ++y)
+      for (uint32_t x = 0; x < rect_.width; ++x) {
+        const size_t i = y * rect_.width + x;
+        const PtPixelAccum& p = px[i];
+        if (!pt_median_wanted(p.own_n, p.stopped, p.specular, options.median_max_samples)) continue;
+        const float3 m = pt_median8(mean.data(), rect_.width, rect_.height, x, uint32_t(y));
+        out[3 * i] = m.x;
+        out[3 * i + 1] = m.y;
+        out[3 * i + 2] = m.z;
+      }
+  });
   return out;
 }
 
 std::vector<uint32_t> TileAccumulation::resolve_rgba8(uint32_t eye, const ResolveOptions& options) const {
   const std::vector<float> rgb = resolve_linear(eye, options);
   std::vector<uint32_t> words(pixels_per_eye());
-  for (size_t i = 0; i < words.size(); ++i) {
-    const uint32_t r = linear_to_srgb8(rgb[3 * i] * options.exposure);
-    const uint32_t g = linear_to_srgb8(rgb[3 * i + 1] * options.exposure);
-    const uint32_t b = linear_to_srgb8(rgb[3 * i + 2] * options.exposure);
-    words[i] = r | g << 8 | b << 16 | 0xFF000000u;
-  }
+  parallel_for_chunks(words.size(), 16384, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const uint32_t r = linear_to_srgb8(rgb[3 * i] * options.exposure);
+      const uint32_t g = linear_to_srgb8(rgb[3 * i + 1] * options.exposure);
+      const uint32_t b = linear_to_srgb8(rgb[3 * i + 2] * options.exposure);
+      words[i] = r | g << 8 | b << 16 | 0xFF000000u;
+    }
+  });
   return words;
 }
 
