@@ -11,7 +11,9 @@
 #include "common/net/auth.h"
 #include "common/net/log.h"
 #include "master/cluster/cluster.h"
+#include "master/cluster/worker_sources.h"
 #include "master/pose/pose_source.h"
+#include "master/session/mode_options.h"
 #include "master/session/render_session.h"
 
 namespace {
@@ -50,7 +52,7 @@ int main(int argc, char** argv) {
       "may rejoin; a frame is never written incomplete.\n"
       "Exit status: 0 all frames written, 1 error (e.g. no worker left), 2 bad usage, 3 some frames skipped.",
       "tessera-master"};
-  std::string workers, workers_file, scene_path, secret_file, mode = "raytrace", size = "1024x1024", schedule = "static";
+  std::string mode = "raytrace", size = "1024x1024", schedule = "static";
   std::string balance = "even", poses = "orbit", out, stats, compression = "zstd";
   unsigned tile = 128, inflight = 2, pipeline = 1, max_depth = 6, light_samples = 4, orbit_frames = 0;
   size_t frames = 0;
@@ -59,11 +61,10 @@ int main(int argc, char** argv) {
   double frame_timeout = 120, stall_timeout = 60, heartbeat_timeout = 5, connect_timeout = 5, startup_timeout = 60;
   double reconnect_interval = 2, no_worker_timeout = 10, udp_timeout = 10;
   bool overlay = false, json = false, quiet = false, no_status = false;
-  app.add_option("--workers", workers, "Workers as HOST:PORT,HOST:PORT,...");
-  app.add_option("--workers-file", workers_file, "File with one worker HOST:PORT a line ('#' comments)");
-  app.add_option("--scene", scene_path, "Packed scene (.tpk); pushed to workers that do not hold it")->required();
-  app.add_option("--secret-file", secret_file, "File holding the cluster's shared secret")->required();
-  app.add_option("--mode", mode, "Render mode: raytrace")->capture_default_str();
+  master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
+  master::add_worker_source_options(app, sources);
+  app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")
+      ->capture_default_str();
   app.add_option("--size", size, "Image size WIDTHxHEIGHT (per eye)")->capture_default_str();
   app.add_option("--tile", tile, "Tile size in pixels (8..1024)")->capture_default_str();
   app.add_option("--schedule", schedule, "static (Strategy II: round-robin, one batch per worker) | dynamic "
@@ -84,6 +85,8 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "Print the run's summary as JSON on stdout");
   app.add_option("--fov", fov, "Vertical field of view in degrees (default: the scene's)");
   app.add_option("--ipd", ipd, "Stereo: interpupillary distance in scene units; eyes side by side (default mono)");
+  master::ModeCli mode_cli;
+  master::add_mode_options(app, mode_cli);
   app.add_option("--max-depth", max_depth, "Mirror/glass bounces")->capture_default_str()->check(CLI::Range(0u, 32u));
   app.add_option("--light-samples", light_samples, "Shadow rays toward emissive triangles per hit")
       ->capture_default_str()->check(CLI::Range(0u, 256u));
@@ -121,9 +124,11 @@ int main(int argc, char** argv) {
   net::set_log_program("tessera-master");
   net::set_log_quiet(quiet);
   try {
-    if (workers.empty() == workers_file.empty()) throw Error("give the workers with either --workers or --workers-file");
-    const auto addresses = workers.empty() ? net::read_host_port_file(workers_file) : net::parse_host_port_list(workers, "--workers");
-    if (mode != "raytrace") throw Error("unknown --mode '" + mode + "' (this build implements: raytrace)");
+    if (sources.print_cluster) {
+      master::print_cluster(sources);
+      return 0;
+    }
+    auto addresses = master::worker_addresses(sources);  // empty with --discover: found below, after the checks
     if (schedule != "static" && schedule != "dynamic") throw Error("unknown --schedule '" + schedule + "' (static or dynamic)");
     if (balance != "even" && balance != "measured") throw Error("unknown --balance '" + balance + "' (even or measured)");
     if (compression != "zstd" && compression != "none") throw Error("unknown --compression '" + compression + "' (zstd or none)");
@@ -141,6 +146,7 @@ int main(int argc, char** argv) {
     options.raytrace.set_max_depth(max_depth);
     options.raytrace.set_light_samples(light_samples);
     options.raytrace.set_exposure(exposure);
+    master::apply_mode_options(app, mode, mode_cli, options);
     options.encoding = compression == "zstd" ? wire::ZSTD_RGBA8 : wire::RAW_RGBA8;
     options.zstd_level = zstd_level;
     options.policy.schedule = schedule == "static" ? master::Schedule::static_split : master::Schedule::dynamic;
@@ -159,7 +165,7 @@ int main(int argc, char** argv) {
     options.no_worker_timeout = seconds(no_worker_timeout, "--no-worker-timeout");
 
     master::LinkOptions link;
-    link.secret = net::load_secret(secret_file);
+    link.secret = net::load_secret(sources.secret_file);
     char host[256] = "master";
     ::gethostname(host, sizeof host - 1);
     link.client_name = std::string("tessera-master on ") + host;
@@ -168,14 +174,17 @@ int main(int argc, char** argv) {
     link.heartbeat_timeout = seconds(heartbeat_timeout, "--heartbeat-timeout");
     if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw Error("--heartbeat-timeout must be at least 1 s");
     link.scene_timeout = options.startup_timeout;
+    link.mode = mode;
+    if (mode == "vct") link.prepare_vct = options.vct;
 
-    const auto scene = master::SceneFile::load(scene_path);
+    const auto scene = master::SceneFile::load(sources.scene);
     master::PoseSourceOptions pose_options;
     pose_options.udp_timeout_seconds = udp_timeout;
     pose_options.orbit_frames = orbit_frames ? orbit_frames : unsigned(std::max<size_t>(frames, 1));
     pose_options.orbit_scale = orbit_scale;
     auto pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
 
+    if (sources.discover) addresses = master::discover_for_run(sources);
     net::log_info("scene " + scene->name + " (" + hash64_hex(scene->hash) + "), " + std::to_string(addresses.size()) +
                   " workers, " + schedule + " schedule, " + size + " in " + std::to_string(tile) + "-pixel tiles, poses from " +
                   pose_source->describe());
@@ -201,7 +210,7 @@ int main(int argc, char** argv) {
     } else {
       std::printf("%zu frames of %ux%u: %.1f ms a frame (%.1f without the first), one every %.1f ms, pose-to-frame %.1f ms, "
                   "%.0f KB a frame on the wire\n",
-                  summary.frames_complete, options.width * (ipd > 0 ? 2 : 1), options.height, summary.mean_frame_ms,
+                  summary.frames_complete, options.width * (options.stereo ? 2 : 1), options.height, summary.mean_frame_ms,
                   summary.mean_frame_ms_after_first, summary.mean_interval_ms, summary.mean_latency_ms,
                   summary.mean_wire_bytes / 1024.0);
       if (options.out_dir && summary.frames_complete)

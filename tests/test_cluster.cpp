@@ -294,7 +294,7 @@ TEST(ClusterCli, BadInputIsOneClearErrorLine) {
   expect_error(testing::run_command(master + s), "tessera-master", "--workers");
   expect_error(testing::run_command(master + s + " --workers 127.0.0.1"), "tessera-master", "HOST:PORT");
   expect_error(testing::run_command(master + s + " --workers 127.0.0.1:1 --size 10by10"), "tessera-master", "--size");
-  expect_error(testing::run_command(master + s + " --workers 127.0.0.1:1 --mode vct"), "tessera-master", "--mode");
+  expect_error(testing::run_command(master + s + " --workers 127.0.0.1:1 --mode fancy"), "tessera-master", "--mode");
   expect_error(testing::run_command(master + s + " --workers 127.0.0.1:1 --schedule fancy"), "tessera-master", "--schedule");
   expect_error(testing::run_command(master + " --workers 127.0.0.1:1 --secret-file " + (dir / "short").string()), "tessera-master",
                "shorter than 16");

@@ -68,8 +68,10 @@ TEST(ClusterProtocol, HandshakeWithTheSecretIsWelcomed) {
   const auto welcome = handshake(client, kSecret);
   ASSERT_TRUE(welcome && welcome->has_welcome());
   EXPECT_EQ(welcome->welcome().info().name(), "w");
-  ASSERT_EQ(welcome->welcome().info().modes_size(), 1);
+  ASSERT_EQ(welcome->welcome().info().modes_size(), 3);
   EXPECT_EQ(welcome->welcome().info().modes(0), "raytrace");
+  EXPECT_EQ(welcome->welcome().info().modes(1), "pathtrace");
+  EXPECT_EQ(welcome->welcome().info().modes(2), "vct");
 }
 
 TEST(ClusterProtocol, WrongOrMissingSecretIsRefusedWithAReason) {

@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <asio.hpp>
 #include <csignal>
+#include <optional>
+#include <random>
 #include <cstdio>
 #include <thread>
 #include <unistd.h>
@@ -13,6 +15,8 @@
 #include "common/net/address.h"
 #include "common/net/auth.h"
 #include "common/net/log.h"
+#include "common/net/protocol.h"
+#include "worker/daemon/beacon.h"
 #include "worker/daemon/worker_server.h"
 
 int main(int argc, char** argv) {
@@ -45,6 +49,18 @@ int main(int argc, char** argv) {
   app.add_option("--slowdown-ms", slowdown_ms, "Sleep this long after every tile: emulates a slower device (tests, "
                                                "load-balancing experiments)")
       ->capture_default_str();
+  unsigned cpu_threads = 0;
+  app.add_option("--cpu-threads", cpu_threads, "pathtrace: CPU helper threads tracing extra samples beside an OpenCL device")
+      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  bool beacon = false;
+  std::string beacon_to = "255.255.255.255:" + std::to_string(net::kDiscoveryPort);
+  double beacon_interval = 1;
+  app.add_flag("--beacon,!--no-beacon", beacon, "Announce this worker by UDP beacon (name, TCP port, protocol version; never "
+                                               "the secret) so tessera-master --discover finds it")
+      ->capture_default_str();
+  app.add_option("--beacon-to", beacon_to, "Where beacons go: HOST:PORT,... (default the IPv4 broadcast address)")
+      ->capture_default_str();
+  app.add_option("--beacon-interval", beacon_interval, "Seconds between beacons")->capture_default_str()->check(CLI::Range(0.05, 3600.0));
   app.add_flag("--quiet", quiet, "Log only warnings");
   try {
     app.parse(argc, argv);
@@ -65,6 +81,7 @@ int main(int argc, char** argv) {
     config.max_scene_bytes = cl::parse_memory_size(max_scene);
     config.max_connections = max_connections;
     config.slowdown_ms = slowdown_ms;
+    config.pathtrace_cpu_threads = cpu_threads;
     config.heartbeat_timeout = std::chrono::milliseconds(int64_t(heartbeat_timeout * 1000));
     const net::HostPort address = net::parse_host_port(listen, "--listen", true);
     if (device != "host" && threads != 0) throw Error("--threads applies to --device host only");
@@ -97,6 +114,20 @@ int main(int argc, char** argv) {
       const std::string text = bound.text() + "\n";
       write_file_atomically(port_file, text.data(), text.size());
     }
+    std::optional<worker::Beacon> beacon_sender;
+    if (beacon) {
+      discovery::Beacon message;
+      message.set_protocol_version(net::kProtocolVersion);
+      message.set_port(bound.port);
+      message.set_name(name.substr(0, net::kMaxBeaconName));
+      message.set_device(config.device_name.substr(0, net::kMaxBeaconName));
+      message.set_instance(std::random_device{}() * 0x100000000ull + std::random_device{}());
+      worker::BeaconOptions options{net::parse_host_port_list(beacon_to, "--beacon-to"),
+                                    std::chrono::milliseconds(int64_t(beacon_interval * 1000))};
+      beacon_sender.emplace(io, options, message);
+      beacon_sender->start();
+      net::log_info("beacon every " + std::to_string(beacon_interval).substr(0, 4) + " s to " + beacon_to);
+    }
     net::log_info("listening on " + bound.text() + " as '" + name + "' (device " + config.device_name + ", " +
                   std::to_string(scenes.entries().size()) + " scenes in " + scenes.dir().string() + ")");
 
@@ -106,6 +137,7 @@ int main(int argc, char** argv) {
       if (ec) return;
       net::log_info(std::string("caught ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
       server.stop("the worker is shutting down");
+      if (beacon_sender) beacon_sender->stop();
       // Let the closes run (they unblock a render job waiting to send), then leave the loop; the
       // render thread is joined after it, never from this io thread.
       auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(100));

@@ -11,6 +11,8 @@ inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr size_t kNonceBytes = 32;
 // Render modes this build knows; a FrameRequest with another mode is refused by name.
 inline constexpr const char* kRaytraceMode = "raytrace";
+inline constexpr const char* kPathtraceMode = "pathtrace";
+inline constexpr const char* kVctMode = "vct";
 
 // "frame_request", "tile_batch", ... for logs and errors; "empty" when no body is set.
 std::string body_name(const wire::Envelope& message);

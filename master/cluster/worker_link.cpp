@@ -133,15 +133,16 @@ void WorkerLink::on_message(wire::Envelope& message) {
       connection_->set_frame_limit(net::kMaxFrameBytes);
       connection_->enable_heartbeats(options_.heartbeat_interval, options_.heartbeat_timeout, [] { return wire::Heartbeat{}; });
       bool has_mode = false;
-      for (const auto& mode : info_.modes()) has_mode |= mode == net::kRaytraceMode;
+      for (const auto& mode : info_.modes()) has_mode |= mode == options_.mode;
       if (!has_mode) {
-        failure_ = "the worker does not implement render mode raytrace";
+        failure_ = "the worker does not implement render mode " + options_.mode;
         return connection_->close(failure_);
       }
       wire::Envelope load;
       load.mutable_load_scene()->set_content_hash(scene_->hash);
       load.mutable_load_scene()->set_name(scene_->name);
       load.mutable_load_scene()->set_size_bytes(scene_->bytes->size());
+      if (options_.prepare_vct) *load.mutable_load_scene()->mutable_prepare_vct() = *options_.prepare_vct;
       connection_->send(load);
       connection_->set_deadline(options_.scene_timeout, "the scene was not ready within the time limit");
       state_ = State::await_scene;

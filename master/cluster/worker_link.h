@@ -6,6 +6,7 @@
 #include <asio.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/net/address.h"
@@ -23,6 +24,8 @@ struct LinkOptions {
   std::chrono::milliseconds scene_timeout{300000};  // push + load on the worker
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds heartbeat_timeout{5000};
+  std::string mode = "raytrace";            // a worker must list it in WorkerInfo.modes
+  std::optional<wire::VctParams> prepare_vct;  // vct: sent with LoadScene, the worker voxelizes while loading
 };
 
 class WorkerLink : public std::enable_shared_from_this<WorkerLink> {

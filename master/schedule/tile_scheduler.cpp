@@ -115,14 +115,28 @@ void TileScheduler::place_pending() {
         if (!w.ready || w.outstanding >= policy_.inflight) continue;
         auto it = std::find_if(frames_.begin(), frames_.end(), [](const auto& f) { return !f.second.pending.empty(); });
         if (it == frames_.end()) break;
-        const uint32_t tile = it->second.pending.front();
-        it->second.pending.pop_front();
+        const auto chosen = pick(it->second.pending, index);
+        const uint32_t tile = *chosen;
+        it->second.pending.erase(chosen);
         take(batch, index, it->first, tile);
         progress = true;
       }
     }
   }
   send(batch);
+}
+
+std::deque<uint32_t>::iterator TileScheduler::pick(std::deque<uint32_t>& pending, int worker) {
+  if (!policy_.tile_affinity) return pending.begin();
+  const auto owner = [&](uint32_t tile) { return tile < last_owner_.size() ? last_owner_[tile] : -1; };
+  auto it = std::find_if(pending.begin(), pending.end(), [&](uint32_t t) { return owner(t) == worker; });
+  if (it != pending.end()) return it;
+  it = std::find_if(pending.begin(), pending.end(), [&](uint32_t t) {
+    const auto w = workers_.find(owner(t));
+    return w == workers_.end() || !w->second.ready;
+  });
+  if (it != pending.end()) return it;
+  return std::prev(pending.end());
 }
 
 TileScheduler::Receipt TileScheduler::tile_done(int worker, uint64_t id, uint32_t tile) {
@@ -139,7 +153,8 @@ TileScheduler::Receipt TileScheduler::tile_done(int worker, uint64_t id, uint32_
   } else {
     frame.pending.erase(std::remove(frame.pending.begin(), frame.pending.end(), tile), frame.pending.end());
   }
-  (void)worker;
+  if (tile >= last_owner_.size()) last_owner_.resize(size_t(tile) + 1, -1);
+  last_owner_[tile] = worker;
   if (policy_.schedule == Schedule::dynamic) place_pending();
   return Receipt::accepted;
 }

@@ -24,6 +24,11 @@ struct SchedulerPolicy {
   Schedule schedule = Schedule::static_split;
   unsigned inflight = 2;            // dynamic: tiles per worker at once
   Balance balance = Balance::even;  // static: shares by measured speed
+  // dynamic: a worker with a free slot first takes a pending tile it delivered last time, then one
+  // nobody ready delivered, and only then another worker's (the one that worker would reach last),
+  // so tiles stay where they were (pathtrace keeps accumulating them there). The static deal is
+  // the same every frame anyway while the workers and the balance stay the same.
+  bool tile_affinity = false;
 };
 
 class ScheduleOutput {
@@ -79,11 +84,13 @@ class TileScheduler {
   void send(const Batch& batch);
   void deal(uint64_t frame, std::vector<uint32_t> tiles, Batch& batch);  // static split over ready workers
   void place_pending();                                                   // after any change
+  std::deque<uint32_t>::iterator pick(std::deque<uint32_t>& pending, int worker);  // dynamic: the tile it takes
 
   SchedulerPolicy policy_;
   ScheduleOutput& output_;
   std::map<int, Worker> workers_;
   std::map<uint64_t, Frame> frames_;
+  std::vector<int> last_owner_;  // per tile id: the worker that delivered it last, -1 none
 };
 
 }  // namespace tessera::master

@@ -7,6 +7,7 @@
 #include "common/base/error.h"
 #include "common/base/hash.h"
 #include "common/net/log.h"
+#include "common/render/stereo.h"
 
 namespace tessera::master {
 namespace {
@@ -25,8 +26,12 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 RenderSession::RenderSession(SessionOptions options, Cluster& cluster, const SceneFile& scene, PoseSource& poses)
     : options_(std::move(options)), cluster_(cluster), scene_(scene), poses_(poses), scheduler_(options_.policy, *this) {
+  options_.stereo = options_.stereo || options_.ipd > 0;
+  if (options_.stereo && options_.ipd < 0) options_.ipd = default_ipd(scene_.manifest);
+  if (!options_.stereo) options_.ipd = 0;
+  tile_pairs_ = options_.stereo && options_.mode == "pathtrace";
   // Fails early on sizes the protocol refuses.
-  net::TileGrid(options_.width, options_.height, options_.tile_size, options_.ipd > 0 ? 2 : 1);
+  net::TileGrid(options_.width, options_.height, options_.tile_size, options_.stereo ? 2 : 1);
   if (options_.out_dir) writer_ = std::make_unique<FrameWriter>(*options_.out_dir, options_.overlay);
   workers_.resize(cluster.size());
   for (size_t i = 0; i < cluster.size(); ++i) workers_[i].name = cluster.address(int(i)).text();
@@ -111,8 +116,10 @@ bool RenderSession::open_next_frame() {
   frame.index = frames_opened_++;
   frame.pose = *pose;
   frame.opened = Clock::now();
-  const bool stereo = options_.ipd > 0;
+  const bool stereo = options_.stereo;
   const net::TileGrid grid(options_.width, options_.height, options_.tile_size, stereo ? 2 : 1);
+  // Scheduling units: tiles, or (pathtrace stereo) tile pairs named by their left eye's id.
+  const uint32_t units = tile_pairs_ ? grid.tiles_per_eye() : grid.tile_count();
   frame.assembler = std::make_unique<FrameAssembler>(grid);
 
   wire::FrameRequest& r = frame.request;
@@ -130,9 +137,9 @@ bool RenderSession::open_next_frame() {
   r.mutable_eyes()->set_layout(stereo ? wire::Eyes::STEREO : wire::Eyes::MONO);
   r.mutable_eyes()->set_ipd(options_.ipd);
   r.mutable_projection()->set_vertical_fov_degrees(options_.fov ? *options_.fov : scene_.manifest.camera().vertical_fov_degrees());
-  if (pose->gaze) {
-    r.mutable_gaze()->set_x((*pose->gaze)[0]);
-    r.mutable_gaze()->set_y((*pose->gaze)[1]);
+  if (const auto gaze = pose->gaze ? pose->gaze : options_.gaze) {
+    r.mutable_gaze()->set_x((*gaze)[0]);
+    r.mutable_gaze()->set_y((*gaze)[1]);
   }
   r.mutable_image()->set_width(options_.width);
   r.mutable_image()->set_height(options_.height);
@@ -140,14 +147,19 @@ bool RenderSession::open_next_frame() {
   r.set_reply(options_.policy.schedule == Schedule::static_split ? wire::BATCH : wire::EACH_TILE);
   r.set_encoding(options_.encoding);
   r.set_zstd_level(options_.zstd_level);
-  *r.mutable_raytrace() = options_.raytrace;
+  if (options_.mode == "pathtrace")
+    *r.mutable_pathtrace() = options_.pathtrace;
+  else if (options_.mode == "vct")
+    *r.mutable_vct() = options_.vct;
+  else
+    *r.mutable_raytrace() = options_.raytrace;
 
   frame.record.index = frame.index;
   frame.record.frame_id = id;
   frame.record.pose_time = pose->time;
-  frame.record.tiles = grid.tile_count();
+  frame.record.tiles = units;
   frame.record.workers.resize(workers_.size());
-  scheduler_.open_frame(id, grid.tile_count());
+  scheduler_.open_frame(id, units);
   return true;
 }
 
@@ -260,14 +272,22 @@ void RenderSession::handle_tile(int worker, const wire::TileResult& tile, uint64
   } catch (const std::exception& e) {
     return drop(worker, std::string("sent a bad tile: ") + e.what());
   }
-  scheduler_.tile_done(worker, tile.frame_id(), tile.tile_id());
   auto& per_worker = frame.record.workers[size_t(worker)];
-  per_worker.tiles++;
   per_worker.busy_ms += tile.render_us() / 1000.0;
   per_worker.cpu_ms += tile.render_cpu_us() / 1000.0;
   per_worker.wire_bytes += wire_bytes;
   frame.record.wire_bytes += wire_bytes;
   frame.record.pixel_bytes += uint64_t(tile.width()) * tile.height() * 4;
+  frame.pixel_samples += double(tile.samples_per_pixel()) * tile.width() * tile.height();
+  // A pathtrace stereo pair is done when both of its eye tiles are in.
+  uint32_t unit = tile.tile_id();
+  if (tile_pairs_) {
+    const uint32_t n = frame.assembler->grid().tiles_per_eye();
+    unit = tile.tile_id() % n;
+    if (!frame.assembler->has(unit) || !frame.assembler->has(unit + n)) return;
+  }
+  scheduler_.tile_done(worker, tile.frame_id(), unit);
+  per_worker.tiles++;
   if (frame.assembler->complete()) finish_frame(tile.frame_id());
 }
 
@@ -277,7 +297,9 @@ void RenderSession::finish_frame(uint64_t frame_id) {
   const auto now = Clock::now();
   FrameRecord record = frame.record;
   record.complete = true;
-  record.tiles_received = frame.assembler->received();
+  record.tiles_received = units_received(*frame.assembler);
+  const auto& grid = frame.assembler->grid();
+  record.samples_per_pixel = frame.pixel_samples / (double(grid.width()) * grid.height() * grid.eyes());
   record.assignments = scheduler_.assignments(frame_id);
   record.reassigned = scheduler_.reassigned(frame_id);
   record.frame_ms = ms_between(frame.opened, now);
@@ -298,7 +320,7 @@ void RenderSession::abandon_frame(uint64_t frame_id, const std::string& why) {
   OpenFrame& frame = it->second;
   FrameRecord record = frame.record;
   record.complete = false;
-  record.tiles_received = frame.assembler->received();
+  record.tiles_received = units_received(*frame.assembler);
   record.assignments = scheduler_.assignments(frame_id);
   record.reassigned = scheduler_.reassigned(frame_id);
   record.frame_ms = ms_between(frame.opened, Clock::now());
@@ -308,6 +330,14 @@ void RenderSession::abandon_frame(uint64_t frame_id, const std::string& why) {
   scheduler_.close_frame(frame_id);
   records_.push_back(record);
   open_.erase(it);
+}
+
+uint32_t RenderSession::units_received(const FrameAssembler& assembler) const {
+  if (!tile_pairs_) return assembler.received();
+  const uint32_t n = assembler.grid().tiles_per_eye();
+  uint32_t pairs = 0;
+  for (uint32_t t = 0; t < n; ++t) pairs += assembler.has(t) && assembler.has(t + n);
+  return pairs;
 }
 
 void RenderSession::check_deadlines() {

@@ -40,6 +40,7 @@ class RenderSession final : private ScheduleOutput {
     std::unique_ptr<FrameAssembler> assembler;
     Clock::time_point opened;
     FrameRecord record;
+    double pixel_samples = 0;  // pathtrace: samples per pixel x pixels over the tiles that arrived
   };
   struct WorkerView {
     std::string name;  // address, then the worker's own name
@@ -60,6 +61,7 @@ class RenderSession final : private ScheduleOutput {
   void handle(LinkEvent& event);
   void handle_tile(int worker, const wire::TileResult& tile, uint64_t wire_bytes);
   void finish_frame(uint64_t frame_id);
+  uint32_t units_received(const FrameAssembler& assembler) const;  // tiles, or whole pathtrace stereo pairs
   void abandon_frame(uint64_t frame_id, const std::string& why);
   void check_deadlines();
   void drop(int worker, const std::string& reason);
@@ -73,6 +75,7 @@ class RenderSession final : private ScheduleOutput {
   const SceneFile& scene_;
   PoseSource& poses_;
   TileScheduler scheduler_;
+  bool tile_pairs_ = false;  // pathtrace stereo: a scheduled tile is both eyes' rectangles
   std::unique_ptr<FrameWriter> writer_;
   std::vector<WorkerView> workers_;
   std::map<uint64_t, OpenFrame> open_;

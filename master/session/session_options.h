@@ -1,8 +1,10 @@
 #pragma once
 // Everything a cluster run is asked to do (tessera-master's options, minus the wiring).
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "master/schedule/tile_scheduler.h"
 #include "wire.pb.h"
@@ -11,9 +13,14 @@ namespace tessera::master {
 
 struct SessionOptions {
   uint32_t width = 1024, height = 1024, tile_size = 128;
-  float ipd = 0;                            // > 0: stereo, eyes side by side
+  float ipd = 0;                            // > 0: stereo, eyes side by side; < 0 with stereo: the scene's default
+  bool stereo = false;                      // both eyes side by side (also when ipd > 0)
   std::optional<float> fov;                 // default: the scene's
+  std::string mode = "raytrace";            // raytrace | pathtrace | vct: which parameters below go out
   wire::RaytraceParams raytrace;            // max_depth, light_samples, exposure
+  wire::PathtraceParams pathtrace;
+  wire::VctParams vct;
+  std::optional<std::array<float, 2>> gaze; // for poses without one (workers take the image centre)
   wire::TileEncoding encoding = wire::ZSTD_RGBA8;
   int zstd_level = 1;
   SchedulerPolicy policy;

@@ -83,7 +83,7 @@ nlohmann::json to_json(const FrameRecord& r, const std::vector<std::string>& nam
           {"complete", r.complete},   {"frame_ms", r.frame_ms},     {"latency_ms", r.latency_ms}, {"completed_s", r.completed_s},
           {"tiles", r.tiles},         {"tiles_received", r.tiles_received},
           {"assignments", r.assignments}, {"reassigned", r.reassigned}, {"duplicates", r.duplicates},
-          {"wire_bytes", r.wire_bytes}, {"pixel_bytes", r.pixel_bytes}, {"workers", workers},
+          {"wire_bytes", r.wire_bytes}, {"pixel_bytes", r.pixel_bytes}, {"samples_per_pixel", r.samples_per_pixel}, {"workers", workers},
           {"note", r.note}};
 }
 

@@ -28,6 +28,7 @@ struct FrameRecord {
   uint32_t tiles = 0, tiles_received = 0, assignments = 0, reassigned = 0, duplicates = 0;
   uint64_t wire_bytes = 0;   // tile messages, all workers
   uint64_t pixel_bytes = 0;  // the same tiles uncompressed
+  double samples_per_pixel = 0;  // pathtrace: mean accumulated samples per pixel and eye (0 in other modes)
   std::vector<WorkerFrameStats> workers;
   std::string note;
 };

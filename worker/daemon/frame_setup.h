@@ -2,9 +2,13 @@
 // A FrameRequest turned into what the kernels take: one camera per eye for the full image
 // (so each tile, rendered alone, has exactly the pixels of a whole-frame render) and the
 // render settings on top of the scene's defaults.
+#include <array>
+
+#include "common/render/vct_options.h"
 #include "common/scene/packed_scene.h"
 #include "kernels/render/camera.h"
 #include "kernels/shading/shading_context.h"
+#include "worker/render/pathtrace_renderer.h"
 #include "wire.pb.h"
 
 namespace tessera::worker {
@@ -12,5 +16,19 @@ namespace tessera::worker {
 // Throws Error on an invalid pose, projection or eye layout.
 CameraParams camera_for_eye(const wire::FrameRequest& request, uint32_t eye);
 RenderSettings raytrace_settings(const wire::RaytraceParams& params, const PackedScene& scene);
+
+// The request's gaze point in [0, 1] image coordinates; the image centre when it has none.
+std::array<float, 2> gaze_of(const wire::FrameRequest& request);
+
+// pathtrace: the scene's path-tracing defaults with the request's overrides (as tessera-render
+// --mode pathtrace builds them), and the mode's own settings.
+RenderSettings pathtrace_render_settings(const wire::PathtraceParams& params, const PackedScene& scene);
+PathTraceSettings pathtrace_settings(const wire::PathtraceParams& params);
+
+// vct: what the grid is built with (grid size, solid), the per-frame settings and the render
+// settings (as tessera-render --mode vct builds them).
+VctOptions vct_options(const wire::VctParams& params, const PackedScene& scene);
+VctFrameSettings vct_frame_settings(const wire::VctParams& params);
+RenderSettings vct_render_settings(const wire::VctParams& params, const PackedScene& scene);
 
 }  // namespace tessera::worker

@@ -11,18 +11,31 @@
 #include <vector>
 
 #include "common/scene/packed_scene.h"
+#include "worker/render/pathtrace_renderer.h"
 #include "worker/render/tile_renderer.h"
+#include "worker/render/vct_renderer.h"
 #include "wire.pb.h"
 
 namespace tessera::worker {
 
-// A scene ready to render: the scene and a renderer on the worker's device.
+// A voxel grid of the `vct` mode, built for one grid size and fill option.
+struct VctGridSlot {
+  VctOptions options;
+  std::vector<VctLight> scene_lights;  // the scene's own lights (requests may move one)
+  std::unique_ptr<VctRenderer> renderer;
+};
+
+// A scene ready to render: the scene and a renderer on the worker's device. The renderers of the
+// other modes are made on the render thread when a frame first needs them (mode_renderers.h) and
+// are only ever touched there.
 struct LoadedScene {
   uint64_t hash = 0;
   std::string name;
   PackedScene scene;
   std::unique_ptr<TileRenderer> renderer;  // refers to `scene`: declared after it
   double load_ms = 0;
+  std::unique_ptr<PathTraceRenderer> pathtrace;  // holds every tile's progressive accumulation
+  std::vector<VctGridSlot> vct;                  // most recently used last
 };
 
 class SceneStore {
@@ -33,6 +46,7 @@ class SceneStore {
   std::vector<wire::SceneEntry> entries() const;
   bool has(uint64_t hash) const;
   const std::filesystem::path& dir() const { return dir_; }
+  const RendererOptions& renderer_options() const { return renderer_options_; }
 
   // Loads (or takes from the cache) the scene with this hash and sets up its renderer.
   // Render thread only. Throws Error with the reason.

@@ -17,6 +17,7 @@ struct WorkerConfig {
   uint64_t max_scene_bytes = uint64_t(4) << 30;  // largest scene accepted by push
   unsigned max_connections = 32;
   unsigned slowdown_ms = 0;         // --slowdown-ms: sleep after every tile (emulates a slower device)
+  unsigned pathtrace_cpu_threads = 0;  // --cpu-threads: pathtrace helper threads beside an OpenCL device
   std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds heartbeat_timeout{30000};  // a master silent this long is gone

@@ -1,6 +1,7 @@
 #include "worker/daemon/worker_session.h"
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <thread>
 
@@ -12,6 +13,7 @@
 #include "common/net/protocol.h"
 #include "common/net/tile_codec.h"
 #include "worker/daemon/frame_setup.h"
+#include "worker/daemon/mode_renderers.h"
 
 namespace tessera::worker {
 
@@ -34,11 +36,22 @@ uint64_t thread_cpu_us() {
 }  // namespace
 
 struct WorkerSession::Frame {
+  enum class Mode { raytrace, pathtrace, vct };
   uint64_t id = 0;
   std::shared_ptr<LoadedScene> scene;
   net::TileGrid grid;
   std::array<CameraParams, 2> cameras{};
   RenderSettings settings{};
+  Mode mode = Mode::raytrace;
+  // pathtrace: a requested tile id names both eyes' rectangles (ids [0, tiles_per_eye)).
+  bool tile_pairs = false;
+  PathTraceSettings pt;
+  PtView pt_view;
+  // vct
+  VctOptions vct_options;
+  VctFrameSettings vct_frame;
+  std::optional<std::array<float, 3>> move_light;
+  uint32_t move_light_index = 0;
   wire::ReplyMode reply = wire::BATCH;
   int zstd_level = kDefaultZstdLevel;
   std::atomic<bool> canceled{false};
@@ -164,6 +177,8 @@ void WorkerSession::handle_proof(const wire::Proof& proof) {
   info.set_gpu_memory_limit(context_.config.gpu_memory_limit);
   info.set_host_threads(context_.config.host_threads);
   info.add_modes(net::kRaytraceMode);
+  info.add_modes(net::kPathtraceMode);
+  info.add_modes(net::kVctMode);
   for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
   info.set_max_scene_bytes(context_.config.max_scene_bytes);
   info.set_version("tessera-worker protocol " + std::to_string(net::kProtocolVersion));
@@ -185,6 +200,8 @@ void WorkerSession::handle_load_scene(const wire::LoadScene& load) {
   if (push_.file) throw ProtocolError("load_scene while a scene push is still in progress");
   if (scene_loading_) throw ProtocolError("load_scene while the previous scene is still loading");
   const uint64_t hash = load.content_hash();
+  prepare_vct_.reset();
+  if (load.has_prepare_vct()) prepare_vct_ = load.prepare_vct();
   if (scene_ && scene_->hash == hash) {
     wire::Envelope m;
     auto& status = *m.mutable_scene_status();
@@ -258,13 +275,21 @@ void WorkerSession::handle_scene_chunk(const wire::SceneChunk& chunk) {
 void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file) {
   scene_loading_ = true;
   auto self = shared_from_this();
-  context_.render.post([self, hash, name, pushed_file] {
+  context_.render.post([self, hash, name, pushed_file, prepare = prepare_vct_] {
     std::shared_ptr<LoadedScene> loaded;
     std::string failure;
     try {
       loaded = pushed_file.empty() ? self->context_.scenes.load(hash) : self->context_.scenes.adopt_pushed(pushed_file, hash, name);
     } catch (const std::exception& e) {
       failure = e.what();
+    }
+    if (loaded && prepare) {  // the master announced vct frames: voxelize now, not in the first frame
+      try {
+        vct_grid(*loaded, self->context_.scenes.renderer_options(), vct_options(*prepare, loaded->scene));
+      } catch (const std::exception& e) {
+        failure = std::string("vct voxelization failed: ") + e.what();
+        loaded.reset();
+      }
     }
     asio::post(self->connection_->executor(), [self, hash, loaded, failure] {
       self->scene_loading_ = false;
@@ -299,17 +324,56 @@ void WorkerSession::handle_frame_request(const wire::FrameRequest& request) {
                       "frame " + std::to_string(id) + " asks for scene " + hash64_hex(request.scene_hash()) +
                           (scene_ ? ", but " + hash64_hex(scene_->hash) + " is loaded" : ", but no scene is loaded"),
                       id);
-  if (request.mode_case() != wire::FrameRequest::kRaytrace)
+  if (request.mode_case() != wire::FrameRequest::kRaytrace && request.mode_case() != wire::FrameRequest::kPathtrace &&
+      request.mode_case() != wire::FrameRequest::kVct)
     return send_error(wire::ErrorMessage::UNSUPPORTED_MODE,
-                      "frame " + std::to_string(id) + " asks for a render mode this worker does not implement (it has: raytrace)", id);
+                      "frame " + std::to_string(id) +
+                          " asks for a render mode this worker does not implement (it has: raytrace, pathtrace, vct)",
+                      id);
   auto frame = std::make_shared<Frame>();
   frame->id = id;
   frame->scene = scene_;
   try {
+    if (request.eyes().layout() != wire::Eyes::MONO && request.eyes().layout() != wire::Eyes::STEREO &&
+        request.eyes().layout() != wire::Eyes::LAYOUT_UNSPECIFIED)
+      throw Error("unknown eye layout");
     const uint32_t eyes = request.eyes().layout() == wire::Eyes::STEREO ? 2 : 1;
     frame->grid = net::TileGrid(request.image().width(), request.image().height(), request.image().tile_size(), eyes);
     for (uint32_t eye = 0; eye < eyes; ++eye) frame->cameras[eye] = camera_for_eye(request, eye);
-    frame->settings = raytrace_settings(request.raytrace(), scene_->scene);
+    switch (request.mode_case()) {
+      case wire::FrameRequest::kPathtrace: {
+        frame->mode = Frame::Mode::pathtrace;
+        frame->settings = pathtrace_render_settings(request.pathtrace(), scene_->scene);
+        frame->pt = pathtrace_settings(request.pathtrace());
+        const auto gaze = gaze_of(request);
+        frame->pt_view.eyes = frame->cameras;
+        frame->pt_view.eye_count = eyes;
+        frame->pt_view.gaze_u = gaze[0];
+        frame->pt_view.gaze_v = gaze[1];
+        frame->tile_pairs = eyes == 2;
+        break;
+      }
+      case wire::FrameRequest::kVct: {
+        const auto& vct = request.vct();
+        frame->mode = Frame::Mode::vct;
+        frame->vct_options = vct_options(vct, scene_->scene);
+        frame->vct_frame = vct_frame_settings(vct);
+        frame->settings = vct_render_settings(vct, scene_->scene);
+        if (vct.has_move_light()) {
+          const std::array<float, 3> to{vct.move_light().x(), vct.move_light().y(), vct.move_light().z()};
+          for (float v : to)
+            if (!std::isfinite(v)) throw Error("vct move_light is not finite");
+          const size_t lights = vct_lights_for_scene(scene_->scene).size();
+          if (vct.move_light_index() >= lights)
+            throw Error("vct move_light_index " + std::to_string(vct.move_light_index()) + ": the scene has " +
+                        std::to_string(lights) + " lights");
+          frame->move_light = to;
+          frame->move_light_index = vct.move_light_index();
+        }
+        break;
+      }
+      default: frame->settings = raytrace_settings(request.raytrace(), scene_->scene); break;
+    }
     if (request.reply() != wire::BATCH && request.reply() != wire::EACH_TILE) throw Error("no reply mode");
     if (request.encoding() == wire::RAW_RGBA8)
       frame->zstd_level = 0;
@@ -353,10 +417,11 @@ void WorkerSession::handle_cancel(const wire::CancelFrame& cancel) {
 }
 
 void WorkerSession::queue_tiles(const std::shared_ptr<Frame>& frame, const google::protobuf::RepeatedField<uint32_t>& tiles) {
+  const uint32_t count = frame->tile_pairs ? frame->grid.tiles_per_eye() : frame->grid.tile_count();
   for (uint32_t tile : tiles)
-    if (tile >= frame->grid.tile_count())
+    if (tile >= count)
       throw ProtocolError("tile " + std::to_string(tile) + " outside frame " + std::to_string(frame->id) + "'s " +
-                          std::to_string(frame->grid.tile_count()) + " tiles");
+                          std::to_string(count) + (frame->tile_pairs ? " stereo tile pairs" : " tiles"));
   {
     std::lock_guard lock(mutex_);
     if (queued_tiles_ + tiles.size() > kMaxQueuedTiles)
@@ -377,13 +442,38 @@ void WorkerSession::render_tile(const std::shared_ptr<Frame>& frame, uint32_t ti
   if (frame->canceled || !connection_->is_open()) return;
   wait_for_send_room();
   const net::TileSpec spec = frame->grid.tile(tile);
-  std::vector<uint32_t> pixels(size_t(spec.width) * spec.height);
-  wire::TileResult result;
+  const TileRect rect{spec.x0, spec.y0, spec.width, spec.height};
+  // One result per eye tile: a pathtrace stereo pair gives two (left id, then right id).
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> outputs;
+  float samples_per_pixel = 0;
   const auto start = std::chrono::steady_clock::now();
   const uint64_t cpu_start = thread_cpu_us();
   try {
-    frame->scene->renderer->render_raytrace(frame->cameras[spec.eye], frame->settings, {spec.x0, spec.y0, spec.width, spec.height},
-                                            pixels);
+    switch (frame->mode) {
+      case Frame::Mode::raytrace: {
+        std::vector<uint32_t> pixels(size_t(spec.width) * spec.height);
+        frame->scene->renderer->render_raytrace(frame->cameras[spec.eye], frame->settings, rect, pixels);
+        outputs.emplace_back(tile, std::move(pixels));
+        break;
+      }
+      case Frame::Mode::pathtrace: {
+        PathTraceRenderer& renderer =
+            pathtrace_renderer(*frame->scene, {context_.scenes.renderer_options(), context_.config.pathtrace_cpu_threads});
+        PtTileResult r = renderer.render_tile(frame->pt_view, frame->settings, frame->pt, tile, rect);
+        samples_per_pixel = float(r.stats.accumulated_spp);
+        outputs.emplace_back(tile, std::move(r.eyes[0]));
+        if (frame->tile_pairs) outputs.emplace_back(tile + frame->grid.tiles_per_eye(), std::move(r.eyes[1]));
+        break;
+      }
+      case Frame::Mode::vct: {
+        VctGridSlot& grid = vct_grid(*frame->scene, context_.scenes.renderer_options(), frame->vct_options);
+        set_vct_lights(grid, frame->move_light, frame->move_light_index);
+        std::vector<uint32_t> pixels(size_t(spec.width) * spec.height);
+        grid.renderer->render_tile(frame->cameras[spec.eye], frame->settings, frame->vct_frame, rect, pixels);
+        outputs.emplace_back(tile, std::move(pixels));
+        break;
+      }
+    }
   } catch (const std::exception& e) {
     frame->canceled = true;
     auto self = shared_from_this();
@@ -393,17 +483,25 @@ void WorkerSession::render_tile(const std::shared_ptr<Frame>& frame, uint32_t ti
   }
   if (context_.config.slowdown_ms) std::this_thread::sleep_for(std::chrono::milliseconds(context_.config.slowdown_ms));
   const auto render_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  const uint64_t cpu_us = thread_cpu_us() - cpu_start;
   context_.counters.tiles_rendered++;
   context_.counters.busy_us += uint64_t(render_us);
-  result.set_frame_id(frame->id);
-  result.set_tile_id(tile);
-  result.set_x0(spec.x0);
-  result.set_y0(spec.y0);
-  result.set_width(spec.width);
-  result.set_height(spec.height);
-  result.set_render_us(uint32_t(std::min<int64_t>(render_us, UINT32_MAX)));
-  result.set_render_cpu_us(uint32_t(std::min<uint64_t>(thread_cpu_us() - cpu_start, UINT32_MAX)));
-  net::encode_tile_pixels(pixels, frame->zstd_level, result);
+  std::vector<wire::TileResult> results(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    wire::TileResult& result = results[i];
+    result.set_frame_id(frame->id);
+    result.set_tile_id(outputs[i].first);
+    result.set_x0(spec.x0);
+    result.set_y0(spec.y0);
+    result.set_width(spec.width);
+    result.set_height(spec.height);
+    if (i == 0) {  // a pair's time is on its first (left) result
+      result.set_render_us(uint32_t(std::min<int64_t>(render_us, UINT32_MAX)));
+      result.set_render_cpu_us(uint32_t(std::min<uint64_t>(cpu_us, UINT32_MAX)));
+    }
+    if (frame->mode == Frame::Mode::pathtrace) result.set_samples_per_pixel(samples_per_pixel);
+    net::encode_tile_pixels(outputs[i].second, frame->zstd_level, result);
+  }
 
   std::lock_guard lock(mutex_);
   if (frame->canceled) return;
@@ -411,14 +509,22 @@ void WorkerSession::render_tile(const std::shared_ptr<Frame>& frame, uint32_t ti
   --queued_tiles_;
   if (frame->reply == wire::EACH_TILE) {
     wire::Envelope m;
-    *m.mutable_tile_result() = std::move(result);
+    if (results.size() == 1) {
+      *m.mutable_tile_result() = std::move(results[0]);
+    } else {  // both eyes of a pair in one message
+      auto& batch = *m.mutable_tile_batch();
+      batch.set_frame_id(frame->id);
+      for (auto& r : results) *batch.add_tiles() = std::move(r);
+    }
     connection_->send(m);
     return;
   }
-  frame->batch_bytes += result.data().size();
   auto& batch = *frame->batch.mutable_tile_batch();
   batch.set_frame_id(frame->id);
-  *batch.add_tiles() = std::move(result);
+  for (auto& r : results) {
+    frame->batch_bytes += r.data().size();
+    *batch.add_tiles() = std::move(r);
+  }
   if (frame->queued == 0 || frame->batch_bytes >= net::kMaxBatchPayloadBytes) {
     connection_->send(frame->batch);
     frame->batch.Clear();

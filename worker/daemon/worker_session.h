@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/net/connection.h"
@@ -69,6 +70,7 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
   // Io thread only.
   std::shared_ptr<LoadedScene> scene_;
   bool scene_loading_ = false;
+  std::optional<wire::VctParams> prepare_vct_;  // of the last LoadScene
   unsigned errors_logged_ = 0;
   struct Push {
     uint64_t hash = 0, size = 0, received = 0;
