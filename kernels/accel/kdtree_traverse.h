@@ -88,8 +88,8 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
                         dir.z != 0.0f ? 1.0f / dir.z : 0.0f);
 
   for (;;) {
-    uint word0 = nodes[2u * node];
-    uint word1 = nodes[2u * node + 1u];
+    uint2 words = ts_load_uint2(nodes, node); /* one 8-byte load per node */
+    uint word0 = words.x, word1 = words.y;
     uint kind = kd_node_kind(word0);
     int descend = 0; /* 1: node, t0, t1 already hold the next node to visit */
     if (kind == TS_KD_LEAF) {
@@ -107,8 +107,9 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
     } else {
       uint refs = kd_inner_ref_count(word0);
       if (refs != 0u) {
-        found |= kd_test_triangle(scene, &ray, nodes[2u * node + 2u], tmin, &best, hit);
-        if (refs == 2u) found |= kd_test_triangle(scene, &ray, nodes[2u * node + 3u], tmin, &best, hit);
+        uint2 slot = ts_load_uint2(nodes, node + 1u);
+        found |= kd_test_triangle(scene, &ray, slot.x, tmin, &best, hit);
+        if (refs == 2u) found |= kd_test_triangle(scene, &ray, slot.y, tmin, &best, hit);
         if (any_hit && found) return 1;
         t1 = ts_fmin(t1, best);
       }

@@ -55,11 +55,20 @@ std::vector<RayKindResult> host_trace(const PackedScene& scene, const CameraPara
   });
   const uint64_t hit_count = uint64_t(std::count_if(hits.begin(), hits.end(), [](const float4& r) { return r.x >= 0.0f; }));
   out.push_back({"primary", uint64_t(w) * h, primary_ms});
+  // Results are stored so the compiler cannot drop the tracing as unused.
+  std::vector<uint32_t> occluded(hits.size());
+  std::vector<float4> bounce(hits.size());
   out.push_back({"shadow", hit_count, timed([&](uint32_t y) {
-                   for (uint32_t x = 0; x < w; ++x) bench_trace_shadow(&view, &camera, x, y, hits[size_t(y) * w + x], l);
+                   for (uint32_t x = 0; x < w; ++x) {
+                     const size_t i = size_t(y) * w + x;
+                     occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], l);
+                   }
                  })});
   out.push_back({"diffuse", hit_count, timed([&](uint32_t y) {
-                   for (uint32_t x = 0; x < w; ++x) bench_trace_diffuse(&view, &camera, x, y, hits[size_t(y) * w + x], 7u);
+                   for (uint32_t x = 0; x < w; ++x) {
+                     const size_t i = size_t(y) * w + x;
+                     bounce[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], 7u);
+                   }
                  })});
   return out;
 }
