@@ -133,7 +133,7 @@ json timing(const PackedScene& scene, const PathTraceBenchOptions& o) {
   render_pathtrace_frame(renderer, s.view, s.settings, variant_settings(PtVariant::proposed, 1));  // warm-up
   for (PtVariant v : {PtVariant::plain, PtVariant::proposed}) {
     std::vector<double> ms;
-    double reprojected = 0, stopped = 0, segments = 0, samples = 0, wall = 0, device = 0, merge_resolve = 0;
+    double reprojected = 0, stopped = 0, segments = 0, samples = 0, wall = 0, device = 0, merge = 0, resolve = 0;
     for (uint32_t k = 0; k < o.frames; ++k) {
       s.settings.seed = 2000 + k;
       const Stopwatch watch{o.clock == "cpu"};
@@ -143,7 +143,8 @@ json timing(const PackedScene& scene, const PathTraceBenchOptions& o) {
       device += f.totals.device_ms / o.frames;  // tracing kernels (device events; 0 on the host backend)
       // Host backend or host sums: host time. Device sums: the merge kernels' device time, and the
       // resolve from its start to the RGBA8 pixels on the host (kernels and read-back).
-      merge_resolve += (f.totals.merge_ms + f.totals.resolve_ms) / o.frames;
+      merge += f.totals.merge_ms / o.frames;
+      resolve += f.totals.resolve_ms / o.frames;
       reprojected += double(f.totals.reprojected);
       stopped += double(f.totals.stopped);
       segments += double(f.totals.segments);
@@ -156,7 +157,9 @@ json timing(const PackedScene& scene, const PathTraceBenchOptions& o) {
                          {"ms_stddev", std::sqrt(var)},
                          {"wall_ms", wall},
                          {"device_ms", device},
-                         {"merge_resolve_ms", merge_resolve},
+                         {"merge_resolve_ms", merge + resolve},
+                         {"merge_ms", merge},
+                         {"resolve_ms", resolve},
                          {"frames", ms},
                          {"extra_samples_per_sample", reprojected / samples},
                          {"stopped_per_sample", stopped / samples},
