@@ -8,6 +8,7 @@
 
 #include "cluster_test_support.h"
 #include "common/base/hash.h"
+#include "common/cl/device_selection.h"
 #include "common/net/auth.h"
 #include "common/net/protocol.h"
 
@@ -38,8 +39,10 @@ struct ModesCluster {
     std::filesystem::create_directories(scenes);
     std::filesystem::copy_file(testing::cornell_tpk(), scenes / "cornell.tpk");
   }
-  std::unique_ptr<WorkerProcess> worker(const std::string& name) {
-    auto w = std::make_unique<WorkerProcess>(dir.path(), name, scenes, secret);
+  std::unique_ptr<WorkerProcess> worker(const std::string& name, const std::string& device = "host") {
+    std::vector<std::string> options{"--device", device};
+    if (device == "host") options.insert(options.end(), {"--threads", "1"});
+    auto w = std::make_unique<WorkerProcess>(dir.path(), name, scenes, secret, options);
     EXPECT_FALSE(w->address().empty()) << w->log();
     return w;
   }
@@ -53,10 +56,10 @@ struct ModesCluster {
                                 (dir / out).string() + " --stats " + (dir / out / "stats.json").string() + extra);
   }
   // tessera-render of the same frame on this machine.
-  ImageRgba8 reference(const std::string& name, const std::string& options) {
+  ImageRgba8 reference(const std::string& name, const std::string& options, const std::string& device = "host") {
     const auto out = dir / (name + ".png");
     const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() + " --size " +
-                                        kSize + " --tile " + kTile + " --device host " + options + " -o " + out.string());
+                                        kSize + " --tile " + kTile + " --device " + device + " " + options + " -o " + out.string());
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return read_image(out);
   }
@@ -144,6 +147,31 @@ TEST(ClusterModes, PathtraceAccumulatesWhileThePoseHoldsAndResetsOnAChange) {
     return sum;
   };
   EXPECT_LT(mse(c.frame("static", 2)), mse(c.frame("static", 0)));
+}
+
+// Workers on an OpenCL device keep each tile's sums in device memory across frames: the held pose
+// accumulates and a new pose starts afresh, giving tessera-render's frames on the same device. The
+// plain variant and one sample a launch keep the sums' order of additions the same on both sides.
+TEST(ClusterModes, PathtraceOnOpenClWorkersAccumulatesInDeviceMemory) {
+  bool have_opencl = false;
+  try {
+    have_opencl = !cl::enumerate_devices().empty();
+  } catch (const std::exception&) {
+  }
+  if (!have_opencl) GTEST_SKIP() << "no OpenCL device";
+  ModesCluster c;
+  auto a = c.worker("a", "cpu"), b = c.worker("b", "cpu");
+  const std::string pt = pathtrace() + " --pt-variant plain --launch-samples 1";
+  const auto r = c.master(a->address() + "," + b->address(), pose_line(0, kPose0) + pose_line(1, kPose0) + pose_line(2, kPose1),
+                          "static", pt + " --schedule static");
+  ASSERT_EQ(r.exit_code, 0) << r.output << a->log() << b->log();
+  const auto stats = c.stats("static");
+  ASSERT_EQ(stats["frames"].size(), 3u);
+  const double expected[] = {2, 4, 2};
+  for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(stats["frames"][i]["samples_per_pixel"].get<double>(), expected[i]) << i;
+  const std::string plain4 = " --mode pathtrace --stereo --ipd 64 --spp 4 --pt-variant plain --launch-samples 1";
+  EXPECT_EQ(c.frame("static", 1), c.reference("cl_acc4", plain4 + " --pose " + kPose0, "cpu"));
+  EXPECT_EQ(c.frame("static", 2), c.reference("cl_reset", pt + " --pose " + kPose1, "cpu"));
 }
 
 // vct: the worker voxelizes once (announced with the scene load), frames equal tessera-render's,

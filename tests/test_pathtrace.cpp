@@ -8,6 +8,8 @@
 #include <random>
 
 #include "common/base/error.h"
+#include "common/cl/device.h"
+#include "common/cl/device_memory.h"
 #include "common/cl/device_selection.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -18,6 +20,7 @@
 #include "kernels/integrators/pathtrace_resolve.h"
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
+#include "worker/render/pathtrace_device_sums.h"
 #include "worker/render/pathtrace_frame.h"
 
 namespace tessera {
@@ -498,6 +501,157 @@ TEST(PathTraceDevices, HostAndOpenClAgreeAndCpuHelpersAddSamples) {
   double mean_a = 0, mean_h = 0;
   for (size_t i = 0; i < a.linear[0].rgb.size(); ++i) mean_a += a.linear[0].rgb[i], mean_h += h.linear[0].rgb[i];
   EXPECT_NEAR(mean_h / mean_a, 1.0, 0.1);
+}
+
+// Random launch output of a stereo tile: own sums, stop and mirror flags, reprojected float4s.
+PtBatch random_batch(size_t pixels, std::mt19937& gen) {
+  std::uniform_real_distribution<float> value(0.0f, 3.0f);
+  std::uniform_int_distribution<uint32_t> count(0, 2);
+  PtBatch b;
+  b.resize(pixels / 2, 2);
+  for (size_t i = 0; i < pixels; ++i) {
+    PtPixelOut& o = b.own[i];
+    o.r = value(gen), o.g = value(gen), o.b = value(gen);
+    o.samples = 1 + count(gen);
+    o.stopped = std::min(o.samples, count(gen));
+    o.specular = count(gen) == 2 && count(gen) == 2;
+    o.segments = o.samples * (1 + count(gen));
+    const uint32_t sent = count(gen) == 2 ? count(gen) : 0;
+    for (int c = 0; c < 3; ++c) b.reproj[4 * i + c] = sent ? value(gen) : 0.0f;
+    b.reproj[4 * i + 3] = float(sent);
+  }
+  return b;
+}
+
+TEST(PathTraceDeviceSums, MergeAndResolveGiveTheHostsBits) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  const cl::Device device = cl::Device::open("cpu");
+  cl::DeviceMemoryBudget budget(device);
+  PathTraceDeviceAccumulator accumulator(device, budget);
+  AccumulationKey key;
+  key.eye_count = 2;
+  const TileRect rect{3, 5, 37, 23};  // not a multiple of the work-group size
+  const size_t pixels = size_t(rect.width) * rect.height * 2;
+  TileAccumulation host(key, rect), dev(key, rect, accumulator.make_sums(pixels));
+  ASSERT_NE(dev.device_sums(), nullptr);
+  std::mt19937 gen(11);
+  ResolveOptions options;
+  options.median = true;
+  options.median_max_samples = 4;  // pixels fall out of the filter as batches add up
+  options.exposure = 1.3f;
+  for (int k = 0; k < 4; ++k) {
+    const PtBatch batch = random_batch(pixels, gen);
+    host.merge(batch);
+    dev.merge(batch);
+    EXPECT_EQ(dev.own_samples(), host.own_samples());
+    EXPECT_EQ(dev.reprojected_samples(), host.reprojected_samples());
+    EXPECT_EQ(dev.segments(), host.segments());
+    EXPECT_EQ(dev.stopped_samples(), host.stopped_samples());
+    const PtResolved a = host.resolve(options, true), b = dev.resolve(options, true);
+    EXPECT_GT(a.median_pixels, 0u) << "batch " << k;
+    EXPECT_EQ(a.median_pixels, b.median_pixels) << "batch " << k;
+    for (int e = 0; e < 2; ++e) {
+      EXPECT_EQ(a.eyes[e], b.eyes[e]) << "batch " << k << " eye " << e;
+      EXPECT_EQ(a.linear[e], b.linear[e]) << "batch " << k << " eye " << e;
+    }
+  }
+  const PtPixelAccum p = host.pixel(1, 100), q = dev.pixel(1, 100);
+  EXPECT_EQ(std::memcmp(&p, &q, sizeof p), 0);
+}
+
+// Frames of a stereo view through renderers on PoCL: launches read back and merged and resolved on
+// the host (the reference), or kept in device memory.
+struct DeviceSumsRun {
+  Scene scene{Shipped{"pt_teapot.scene.txtpb"}};
+  PtView view;
+  RenderSettings settings;
+  DeviceSumsRun() {
+    CameraSpec head;
+    head.pose = pose_from_manifest(scene.get().manifest().camera());
+    head.vertical_fov_degrees = scene.get().manifest().camera().vertical_fov_degrees();
+    const StereoCameras c = make_stereo_cameras(head, default_ipd(scene.get().manifest()), 48, 36);
+    view.eyes = {c.left, c.right};
+    settings = default_pathtrace_settings(scene.get());
+  }
+};
+
+TEST(PathTraceDeviceSums, FramesMatchHostMergeOverSeveralFrames) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  DeviceSumsRun run;
+  for (PtVariant variant : {PtVariant::plain, PtVariant::proposed}) {
+    PathTraceRenderer host(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, false});
+    PathTraceRenderer device(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+    ASSERT_FALSE(host.sums_on_device());
+    ASSERT_TRUE(device.sums_on_device());
+    PathTraceSettings pt;
+    pt.variant = variant;
+    pt.spp = 2;
+    pt.median_max_samples = 4;  // filtered in the first frames, then not
+    for (int frame = 0; frame < 4; ++frame) {
+      const PtFrameResult a = render_pathtrace_frame(host, run.view, run.settings, pt, 32);  // edge tiles too
+      const PtFrameResult b = render_pathtrace_frame(device, run.view, run.settings, pt, 32);
+      EXPECT_EQ(a.totals.reset, frame == 0);
+      EXPECT_EQ(b.totals.reset, frame == 0);
+      EXPECT_EQ(a.totals.device_pixel_samples, b.totals.device_pixel_samples);
+      EXPECT_DOUBLE_EQ(a.totals.accumulated_spp, b.totals.accumulated_spp);
+      EXPECT_DOUBLE_EQ(b.totals.accumulated_spp, 2.0 * (frame + 1));
+      for (int e = 0; e < 2; ++e) {
+        if (variant == PtVariant::plain) {
+          EXPECT_TRUE(a.eyes[e] == b.eyes[e]) << "frame " << frame << " eye " << e;
+          EXPECT_EQ(a.totals.segments, b.totals.segments);
+        } else {
+          // Reprojected samples are added atomically in whatever order the work items finish, so
+          // sums may differ in the last bit.
+          const DiffStats d = diff_stats(a.eyes[e], b.eyes[e], 0);
+          EXPECT_LE(d.max_abs_diff, 1) << "frame " << frame << " eye " << e;
+          EXPECT_LE(d.fraction_over_threshold, 0.001) << "frame " << frame << " eye " << e;
+        }
+      }
+    }
+  }
+}
+
+TEST(PathTraceDeviceSums, PoseChangeResetsAndHelpersAddSamples) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  DeviceSumsRun run;
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;  // no reprojection: bit for bit repeatable
+  pt.spp = 2;
+  PathTraceRenderer renderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+  const TileRect rect{8, 4, 32, 24};
+  PtView moved = run.view;
+  for (CameraParams& eye : moved.eyes) eye.pos_x += 5.0f;
+  EXPECT_TRUE(renderer.render_tile(run.view, run.settings, pt, 7, rect).stats.reset);
+  const PtTileResult held = renderer.render_tile(run.view, run.settings, pt, 7, rect);
+  EXPECT_FALSE(held.stats.reset);
+  EXPECT_DOUBLE_EQ(held.stats.accumulated_spp, 4.0);
+  const PtTileResult after_move = renderer.render_tile(moved, run.settings, pt, 7, rect);
+  EXPECT_TRUE(after_move.stats.reset);
+  EXPECT_DOUBLE_EQ(after_move.stats.accumulated_spp, 2.0);
+  // The reset tile holds nothing of the old pose: a fresh renderer's first frame of the new one.
+  PathTraceRenderer fresh(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+  const PtTileResult first = fresh.render_tile(moved, run.settings, pt, 7, rect);
+  EXPECT_EQ(after_move.eyes[0], first.eyes[0]);
+  EXPECT_EQ(after_move.eyes[1], first.eyes[1]);
+  // Back to the first pose: started afresh again, equal to that pose's first frame.
+  const PtTileResult back = renderer.render_tile(run.view, run.settings, pt, 7, rect);
+  EXPECT_TRUE(back.stats.reset);
+  EXPECT_EQ(back.eyes[0], fresh.render_tile(run.view, run.settings, pt, 8, rect).eyes[0]);
+
+  // CPU helpers beside the device: their batches are uploaded and merged on the device.
+  PathTraceRenderer hybrid(run.scene.get(), {{"cpu", std::nullopt, 0}, 1, true});
+  pt.spp = 8;
+  pt.launch_samples = 1;
+  const PtTileResult h = hybrid.render_tile(run.view, run.settings, pt, 7, rect);
+  EXPECT_GT(h.stats.helper_pixel_samples, 0u);
+  EXPECT_EQ(h.stats.device_pixel_samples, 8u * rect.width * rect.height * 2);
+  EXPECT_GT(h.stats.accumulated_spp, 8.0);
+  EXPECT_DOUBLE_EQ(h.stats.accumulated_spp,
+                   double(h.stats.device_pixel_samples + h.stats.helper_pixel_samples) / (rect.width * rect.height * 2));
+  const PtTileResult reference = fresh.render_tile(run.view, run.settings, pt, 9, rect);
+  double mean_h = 0, mean_r = 0;
+  for (size_t i = 0; i < h.eyes[0].size(); ++i) mean_h += h.eyes[0][i] & 0xFF, mean_r += reference.eyes[0][i] & 0xFF;
+  EXPECT_NEAR(mean_h / mean_r, 1.0, 0.1);
 }
 
 TEST(TesseraRender, PathtraceOptionsAndBadInput) {

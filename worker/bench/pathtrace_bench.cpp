@@ -50,6 +50,10 @@ PathTraceSettings variant_settings(PtVariant variant, uint32_t spp) {
 
 ImageRgba8 stereo(const PtFrameResult& f) { return side_by_side(f.eyes[0], f.eyes[1]); }
 
+PathTraceRendererOptions renderer_options(const PathTraceBenchOptions& o, const std::string& device, unsigned helpers = 0) {
+  return {{device, std::nullopt, o.host_threads}, helpers, o.device_sums};
+}
+
 double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -81,7 +85,7 @@ ImageRgba8 ground_truth(const PackedScene& scene, const std::string& stem, const
     return read_image(path);
   }
   Setup s = make_setup(scene, o.quality_width, o.quality_height);
-  PathTraceRenderer renderer(scene, {{o.device, std::nullopt, o.host_threads}, 0});
+  PathTraceRenderer renderer(scene, renderer_options(o, o.device));
   const uint32_t chunk = renderer.is_opencl() ? 64 : 8;  // samples between progress updates
   ProgressBar bar("ground truth " + stem);
   const auto start = Clock::now();
@@ -101,7 +105,7 @@ ImageRgba8 ground_truth(const PackedScene& scene, const std::string& stem, const
 
 json quality(const PackedScene& scene, const ImageRgba8& gt, const PathTraceBenchOptions& o) {
   Setup s = make_setup(scene, o.quality_width, o.quality_height);
-  PathTraceRenderer renderer(scene, {{o.device, std::nullopt, o.host_threads}, 0});
+  PathTraceRenderer renderer(scene, renderer_options(o, o.device));
   json out;
   for (PtVariant v : {PtVariant::plain, PtVariant::proposed}) {
     double mse = 0, ssim = 0;
@@ -123,21 +127,24 @@ json quality(const PackedScene& scene, const ImageRgba8& gt, const PathTraceBenc
 
 json timing(const PackedScene& scene, const PathTraceBenchOptions& o) {
   Setup s = make_setup(scene, o.width, o.height);
-  PathTraceRenderer renderer(scene, {{o.device, std::nullopt, o.host_threads}, 0});
+  PathTraceRenderer renderer(scene, renderer_options(o, o.device));
   json out;
   s.settings.seed = 999;
   render_pathtrace_frame(renderer, s.view, s.settings, variant_settings(PtVariant::proposed, 1));  // warm-up
   for (PtVariant v : {PtVariant::plain, PtVariant::proposed}) {
     std::vector<double> ms;
-    double reprojected = 0, stopped = 0, segments = 0, samples = 0, wall = 0, device = 0, host = 0;
+    double reprojected = 0, stopped = 0, segments = 0, samples = 0, wall = 0, device = 0, merge = 0, resolve = 0;
     for (uint32_t k = 0; k < o.frames; ++k) {
       s.settings.seed = 2000 + k;
       const Stopwatch watch{o.clock == "cpu"};
       const PtFrameResult f = render_pathtrace_frame(renderer, s.view, s.settings, variant_settings(v, 1));
       ms.push_back(watch.ms());
       wall += f.totals.ms / o.frames;
-      device += f.totals.device_ms / o.frames;  // kernel time (device events; 0 on the host backend)
-      host += (f.totals.merge_ms + f.totals.resolve_ms) / o.frames;
+      device += f.totals.device_ms / o.frames;  // tracing kernels (device events; 0 on the host backend)
+      // Host backend or host sums: host time. Device sums: the merge kernels' device time, and the
+      // resolve from its start to the RGBA8 pixels on the host (kernels and read-back).
+      merge += f.totals.merge_ms / o.frames;
+      resolve += f.totals.resolve_ms / o.frames;
       reprojected += double(f.totals.reprojected);
       stopped += double(f.totals.stopped);
       segments += double(f.totals.segments);
@@ -150,7 +157,9 @@ json timing(const PackedScene& scene, const PathTraceBenchOptions& o) {
                          {"ms_stddev", std::sqrt(var)},
                          {"wall_ms", wall},
                          {"device_ms", device},
-                         {"merge_resolve_ms", host},
+                         {"merge_resolve_ms", merge + resolve},
+                         {"merge_ms", merge},
+                         {"resolve_ms", resolve},
                          {"frames", ms},
                          {"extra_samples_per_sample", reprojected / samples},
                          {"stopped_per_sample", stopped / samples},
@@ -160,6 +169,7 @@ json timing(const PackedScene& scene, const PathTraceBenchOptions& o) {
   out["size"] = size_text(o.width, o.height);
   out["device"] = renderer.description();
   out["clock"] = o.clock;
+  out["merge_resolve_on"] = renderer.sums_on_device() ? "device" : "host";
   return out;
 }
 
@@ -182,7 +192,7 @@ json progressive(PathTraceRenderer& renderer, Setup s, PtVariant v, const ImageR
 
 json equal_time(const PackedScene& scene, const ImageRgba8& gt, const PathTraceBenchOptions& o) {
   Setup s = make_setup(scene, o.quality_width, o.quality_height);
-  PathTraceRenderer renderer(scene, {{o.device, std::nullopt, o.host_threads}, 0});
+  PathTraceRenderer renderer(scene, renderer_options(o, o.device));
   const uint32_t max_spp = *std::max_element(o.equal_time_spp.begin(), o.equal_time_spp.end());
   const bool cpu_clock = o.clock == "cpu";
   const json plain = progressive(renderer, s, PtVariant::plain, gt, max_spp, 0, cpu_clock);
@@ -214,7 +224,7 @@ json cpu_gpu(const PackedScene& scene, const PathTraceBenchOptions& o) {
   json out = json::array();
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   for (unsigned helpers : o.cpu_threads) {
-    PathTraceRenderer renderer(scene, {{o.cpu_device, std::nullopt, o.host_threads}, helpers});
+    PathTraceRenderer renderer(scene, renderer_options(o, o.cpu_device, helpers));
     PathTraceSettings pt = variant_settings(PtVariant::proposed, o.cpu_spp);
     pt.launch_samples = 1;  // one read-back and merge per sample: helper batches merge in between
     s.settings.seed = 5;
@@ -293,13 +303,15 @@ std::string format_pathtrace_bench(const json& r) {
     const json& t = r["timing"];
     std::snprintf(line, sizeof line,
                   "  Table 3 (%s per eye, %s ms per stereo frame): plain %.1f (±%.1f) | proposed %.1f (±%.1f) | %+.2f %% "
-                  "speed; %.2f extra samples per sample, %.2f stopped early; kernels %.2f | %.2f ms, merge + resolve %.1f | %.1f ms\n",
+                  "speed; %.2f extra samples per sample, %.2f stopped early; kernels %.2f | %.2f ms, merge + resolve (%s) "
+                  "%.2f | %.2f ms\n",
                   t["size"].get<std::string>().c_str(), t["clock"].get<std::string>().c_str(), t["plain"]["ms"].get<double>(),
                   t["plain"]["ms_stddev"].get<double>(),
                   t["proposed"]["ms"].get<double>(), t["proposed"]["ms_stddev"].get<double>(),
                   t["speedup_percent"].get<double>(), t["proposed"]["extra_samples_per_sample"].get<double>(),
                   t["proposed"]["stopped_per_sample"].get<double>(), t["plain"]["device_ms"].get<double>(),
-                  t["proposed"]["device_ms"].get<double>(), t["plain"]["merge_resolve_ms"].get<double>(),
+                  t["proposed"]["device_ms"].get<double>(), t.value("merge_resolve_on", std::string("host")).c_str(),
+                  t["plain"]["merge_resolve_ms"].get<double>(),
                   t["proposed"]["merge_resolve_ms"].get<double>());
     s += line;
   }
@@ -383,6 +395,8 @@ PathTraceCommand::PathTraceCommand(CLI::App& app) {
   command_->add_flag("--no-median{false}", b.median, "Proposed without the median filter");
   command_->add_flag("--stop-compensate", b.stop_compensate, "Weight paths surviving the gaze stop by 1 / (1 - P_d)");
   command_->add_flag("--visibility-ray", b.visibility_ray, "Reprojection visibility by shadow ray instead of first hits");
+  command_->add_flag("--host-merge{false}", options_.device_sums,
+                     "On OpenCL devices read every launch back and merge and resolve on the host (not in device memory)");
   command_->add_flag("--json", json_, "Print one JSON array with a result per scene");
 }
 

@@ -36,6 +36,9 @@ struct PathTraceBenchOptions {
   uint32_t cpu_spp = 4;
   uint32_t cpu_tile = 64;  // tile size of the CPU + GPU frames (0: the whole image as one tile)
   unsigned host_threads = 0;
+  // OpenCL devices keep tile sums in device memory (merge and resolve there); false reads every
+  // launch back and merges and resolves on the host.
+  bool device_sums = true;
 };
 
 nlohmann::json run_pathtrace_bench(const std::string& scene_path, const PathTraceBenchOptions& options);

@@ -5,7 +5,7 @@
 
 #include "common/base/error.h"
 #include "common/base/parallel_for.h"
-#include "kernels/integrators/pathtrace_resolve.h"
+#include "common/image/srgb_thresholds.h"
 
 namespace tessera {
 
@@ -36,9 +36,55 @@ void PtBatch::resize(size_t pixels_per_eye, uint32_t eye_count) {
   reproj.assign(4 * pixels_per_eye * eye_count, 0.0f);
 }
 
-TileAccumulation::TileAccumulation(const AccumulationKey& key, const TileRect& rect)
-    : key_(key), rect_(rect), pixels_(size_t(rect.width) * rect.height * key.eye_count) {
+uint64_t PtBatch::add(const PtBatch& other) {
+  if (empty()) {
+    *this = other;
+  } else {
+    if (other.own.size() != own.size() || other.reproj.size() != reproj.size())
+      throw Error("pathtrace: batches of different tiles");
+    for (size_t i = 0; i < own.size(); ++i) {
+      PtPixelOut& o = own[i];
+      const PtPixelOut& a = other.own[i];
+      o.r += a.r, o.g += a.g, o.b += a.b;
+      o.samples += a.samples, o.stopped += a.stopped, o.specular += a.specular;
+      o.reprojected += a.reprojected, o.segments += a.segments;
+    }
+    for (size_t i = 0; i < reproj.size(); ++i) reproj[i] += other.reproj[i];
+  }
+  uint64_t samples = 0;
+  for (const PtPixelOut& o : other.own) samples += o.samples;
+  return samples;
+}
+
+PtBatchTotals& PtBatchTotals::operator+=(const PtBatchTotals& o) {
+  own_samples += o.own_samples;
+  reprojected += o.reprojected;
+  segments += o.segments;
+  stopped += o.stopped;
+  return *this;
+}
+
+PtResolveParams resolve_params(const ResolveOptions& options, const TileRect& rect, uint32_t eye_count) {
+  PtResolveParams p{};
+  p.width = rect.width;
+  p.height = rect.height;
+  p.eye_count = eye_count;
+  p.median = options.median ? 1u : 0u;
+  p.median_max_samples = options.median_max_samples;
+  p.exposure = options.exposure;
+  return p;
+}
+
+TileAccumulation::TileAccumulation(const AccumulationKey& key, const TileRect& rect, std::unique_ptr<PtDeviceSums> sums)
+    : key_(key), rect_(rect), device_(std::move(sums)) {
   if (key.eye_count < 1 || key.eye_count > 2) throw Error("pathtrace: eye_count must be 1 or 2");
+  const size_t n = size_t(rect.width) * rect.height * key.eye_count;
+  if (!device_) {
+    pixels_.resize(n);
+  } else {
+    if (device_->pixels() != n) throw Error("pathtrace: device sums do not match the tile");
+    device_->clear();
+  }
 }
 
 uint32_t TileAccumulation::take_samples(uint32_t count) {
@@ -48,56 +94,49 @@ uint32_t TileAccumulation::take_samples(uint32_t count) {
   return first;
 }
 
-
-void TileAccumulation::merge(const PtBatch& batch) {
-  const size_t n = pixels_.size();
-  if (batch.own.size() != n || batch.reproj.size() != 4 * n) throw Error("pathtrace: batch does not match the tile");
-  // Counters summed per chunk, pixels merged in parallel (a frame-sized batch is ~0.6 M pixels).
-  std::atomic<uint64_t> own_total{0}, reprojected_total{0}, segments_total{0}, stopped_total{0};
-  parallel_for_chunks(n, 32768, [&](size_t begin, size_t end) {
-    uint64_t own_samples = 0, reprojected = 0, segments = 0, stopped = 0;
-    for (size_t i = begin; i < end; ++i) {
-      const PtPixelOut& o = batch.own[i];
-      PtPixelAccum& p = pixels_[i];
-      p.own_r += o.r;
-      p.own_g += o.g;
-      p.own_b += o.b;
-      p.own_n += o.samples;
-      p.stopped += o.stopped;
-      p.specular += o.specular;
-      const float* r = &batch.reproj[4 * i];
-      p.rep_r += r[0];
-      p.rep_g += r[1];
-      p.rep_b += r[2];
-      p.rep_n += r[3];
-      own_samples += o.samples;
-      reprojected += uint64_t(r[3] + 0.5f);
-      segments += o.segments;
-      stopped += o.stopped;
-    }
-    own_total += own_samples;
-    reprojected_total += reprojected;
-    segments_total += segments;
-    stopped_total += stopped;
-  });
-  own_samples_ += own_total;
-  reprojected_ += reprojected_total;
-  segments_ += segments_total;
-  stopped_ += stopped_total;
+void TileAccumulation::count_merged(const PtBatchTotals& totals) {
+  own_samples_ += totals.own_samples;
+  reprojected_ += totals.reprojected;
+  segments_ += totals.segments;
+  stopped_ += totals.stopped;
   ++batches_;
 }
 
-std::vector<float> TileAccumulation::resolve_linear(uint32_t eye, const ResolveOptions& options) const {
-  if (eye >= eye_count()) throw Error("pathtrace: no such eye in this tile");
+void TileAccumulation::merge(const PtBatch& batch) {
+  const size_t n = pixels_per_eye() * eye_count();
+  if (batch.own.size() != n || batch.reproj.size() != 4 * n) throw Error("pathtrace: batch does not match the tile");
+  if (device_) {
+    count_merged(device_->merge(batch));
+    return;
+  }
+  // Counters summed per chunk, pixels merged in parallel (a frame-sized batch is ~0.6 M pixels).
+  std::atomic<uint64_t> totals[TS_PT_TOTALS] = {};
+  parallel_for_chunks(n, 32768, [&](size_t begin, size_t end) {
+    uint64_t chunk[TS_PT_TOTALS] = {};
+    for (size_t i = begin; i < end; ++i) {
+      uint pixel[TS_PT_TOTALS];
+      pt_accumulate(&pixels_[i], &batch.own[i], &batch.reproj[4 * i], pixel);
+      for (uint32_t k = 0; k < TS_PT_TOTALS; ++k) chunk[k] += pixel[k];
+    }
+    for (uint32_t k = 0; k < TS_PT_TOTALS; ++k) totals[k] += chunk[k];
+  });
+  PtBatchTotals t;
+  t.own_samples = totals[TS_PT_TOTAL_OWN];
+  t.reprojected = totals[TS_PT_TOTAL_REPROJECTED];
+  t.segments = totals[TS_PT_TOTAL_SEGMENTS];
+  t.stopped = totals[TS_PT_TOTAL_STOPPED];
+  count_merged(t);
+}
+
+std::vector<float> TileAccumulation::host_resolve_linear(uint32_t eye, const ResolveOptions& options) const {
   const size_t n = pixels_per_eye();
   const PtPixelAccum* px = &pixels_[eye * n];
+  const PtResolveParams rp = resolve_params(options, rect_, eye_count());
   std::vector<float> mean(3 * n);
   // A whole stereo frame is ~0.6 M pixels: spread over the cores (the device is idle meanwhile).
   parallel_for_chunks(n, 16384, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      const PtPixelAccum& p = px[i];
-      const float3 m = pt_pixel_mean(make_float3(p.own_r, p.own_g, p.own_b), float(p.own_n),
-                                     make_float3(p.rep_r, p.rep_g, p.rep_b), p.rep_n);
+      const float3 m = pt_accum_mean(&px[i]);
       mean[3 * i] = m.x;
       mean[3 * i + 1] = m.y;
       mean[3 * i + 2] = m.z;
@@ -109,9 +148,8 @@ std::vector<float> TileAccumulation::resolve_linear(uint32_t eye, const ResolveO
     for (size_t y = y0; y < y1; ++y)
       for (uint32_t x = 0; x < rect_.width; ++x) {
         const size_t i = y * rect_.width + x;
-        const PtPixelAccum& p = px[i];
-        if (!pt_median_wanted(p.own_n, p.stopped, p.specular, options.median_max_samples)) continue;
-        const float3 m = pt_median8(mean.data(), rect_.width, rect_.height, x, uint32_t(y));
+        if (!pt_accum_median_wanted(&px[i], &rp)) continue;
+        const float3 m = pt_resolve_pixel(&px[i], mean.data(), &rp, x, uint32_t(y));
         out[3 * i] = m.x;
         out[3 * i + 1] = m.y;
         out[3 * i + 2] = m.z;
@@ -120,36 +158,65 @@ std::vector<float> TileAccumulation::resolve_linear(uint32_t eye, const ResolveO
   return out;
 }
 
+PtResolved TileAccumulation::resolve(const ResolveOptions& options, bool want_linear) const {
+  if (device_) return device_->resolve(options, rect_, eye_count(), want_linear);
+  PtResolved r;
+  const ColorTables tables{linear_to_srgb8_thresholds().data(), linear_to_srgb8_thresholds().data()};
+  for (uint32_t e = 0; e < eye_count(); ++e) {
+    std::vector<float> rgb = host_resolve_linear(e, options);
+    std::vector<uint32_t>& words = r.eyes[e];
+    words.resize(pixels_per_eye());
+    parallel_for_chunks(words.size(), 16384, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i)
+        words[i] = pt_encode_rgba8(&tables, make_float3(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]), options.exposure);
+    });
+    r.median_pixels += median_pixels(e, options);
+    if (want_linear) r.linear[e] = std::move(rgb);
+  }
+  return r;
+}
+
+std::vector<float> TileAccumulation::resolve_linear(uint32_t eye, const ResolveOptions& options) const {
+  if (eye >= eye_count()) throw Error("pathtrace: no such eye in this tile");
+  if (device_) return std::move(resolve(options, true).linear[eye]);
+  return host_resolve_linear(eye, options);
+}
+
 std::vector<uint32_t> TileAccumulation::resolve_rgba8(uint32_t eye, const ResolveOptions& options) const {
-  const std::vector<float> rgb = resolve_linear(eye, options);
-  std::vector<uint32_t> words(pixels_per_eye());
-  parallel_for_chunks(words.size(), 16384, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const uint32_t r = linear_to_srgb8(rgb[3 * i] * options.exposure);
-      const uint32_t g = linear_to_srgb8(rgb[3 * i + 1] * options.exposure);
-      const uint32_t b = linear_to_srgb8(rgb[3 * i + 2] * options.exposure);
-      words[i] = r | g << 8 | b << 16 | 0xFF000000u;
-    }
-  });
-  return words;
+  if (eye >= eye_count()) throw Error("pathtrace: no such eye in this tile");
+  return std::move(resolve(options).eyes[eye]);
 }
 
 size_t TileAccumulation::median_pixels(uint32_t eye, const ResolveOptions& options) const {
+  if (eye >= eye_count()) throw Error("pathtrace: no such eye in this tile");
   if (!options.median) return 0;
-  size_t count = 0;
   const size_t n = pixels_per_eye();
-  for (size_t i = 0; i < n; ++i) {
-    const PtPixelAccum& p = pixels_[eye * n + i];
-    count += pt_median_wanted(p.own_n, p.stopped, p.specular, options.median_max_samples) ? 1 : 0;
-  }
+  const PtResolveParams rp = resolve_params(options, rect_, eye_count());
+  const std::vector<PtPixelAccum> device = device_ ? device_->read() : std::vector<PtPixelAccum>{};
+  const PtPixelAccum* px = (device_ ? device.data() : pixels_.data()) + eye * n;
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += pt_accum_median_wanted(&px[i], &rp) ? 1 : 0;
   return count;
 }
 
-TileAccumulation& AccumulationCache::get(uint32_t tile_id, const AccumulationKey& key, const TileRect& rect, bool* reset) {
+PtPixelAccum TileAccumulation::pixel(uint32_t eye, size_t index) const {
+  const size_t i = eye * pixels_per_eye() + index;
+  if (device_) return device_->read().at(i);
+  return pixels_.at(i);
+}
+
+TileAccumulation& AccumulationCache::get(uint32_t tile_id, const AccumulationKey& key, const TileRect& rect, bool* reset,
+                                         const SumsFactory& make_sums) {
   auto& slot = tiles_[tile_id];
   const bool fresh = !slot || !(slot->key() == key) || slot->rect().x0 != rect.x0 || slot->rect().y0 != rect.y0 ||
                      slot->rect().width != rect.width || slot->rect().height != rect.height;
-  if (fresh) slot = std::make_unique<TileAccumulation>(key, rect);
+  if (fresh) {
+    const size_t pixels = size_t(rect.width) * rect.height * key.eye_count;
+    std::unique_ptr<PtDeviceSums> sums = slot ? slot->detach() : nullptr;
+    if (sums && sums->pixels() != pixels) sums.reset();
+    if (!sums && make_sums) sums = make_sums(pixels);
+    slot = std::make_unique<TileAccumulation>(key, rect, std::move(sums));
+  }
   if (reset) *reset = fresh;
   return *slot;
 }

@@ -12,6 +12,7 @@
 #include "common/render/shading_data.h"
 #include "kernels/device/cpu/pathtrace_cpu.h"
 #include "worker/render/device_scene.h"
+#include "worker/render/pathtrace_device_sums.h"
 
 namespace tessera {
 namespace {
@@ -26,16 +27,18 @@ class HostPathTraceBackend final : public PathTraceBackend {
   }
   uint64_t scene_device_bytes() const override { return 0; }
   bool is_opencl() const override { return false; }
-  void submit(int slot, const PtLaunch& launch, PtBatch& out) override {
+  std::unique_ptr<PtDeviceSums> make_sums(size_t) override { return nullptr; }
+  void submit(int slot, const PtLaunch& launch, PtBatch& out, PtDeviceSums* sums) override {
+    if (sums) throw Error("pathtrace: the host backend keeps no device sums");
     pending_[slot] = launch;
     out_[slot] = &out;
   }
-  double collect(int slot) override {
+  PtCollected collect(int slot) override {
     PtBatch& out = *out_[slot];
     const PtLaunch& l = pending_[slot];
     out.resize(size_t(l.pt.tile_w) * l.pt.tile_h, l.pt.eye_count);
     cpu::pathtrace_tile(view_, context_, l.settings, l.pt, l.left, l.right, out.own, out.reproj, threads_);
-    return 0.0;
+    return {};
   }
 
  private:
@@ -58,18 +61,19 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
         program_(cl::build_program(device_, "kernels/device/opencl/pathtrace.cl")),
         primary_(program_.kernel("pathtrace_primary")),
         paths_(program_.kernel("pathtrace_paths")),
-        clear_(program_.kernel("pathtrace_clear")) {}
+        clear_(program_.kernel("pathtrace_clear")),
+        accumulator_(device_, budget_) {}
 
   std::string description() const override {
     return device_.info().name + " (OpenCL, " + device_.info().platform_name + ")";
   }
   uint64_t scene_device_bytes() const override { return scene_.device_bytes(); }
   bool is_opencl() const override { return true; }
+  std::unique_ptr<PtDeviceSums> make_sums(size_t pixels) override { return accumulator_.make_sums(pixels); }
 
-  void submit(int slot, const PtLaunch& l, PtBatch& out) override {
+  void submit(int slot, const PtLaunch& l, PtBatch& out, PtDeviceSums* sums) override {
     Slot& s = slots_[slot];
     const size_t pixels = size_t(l.pt.tile_w) * l.pt.tile_h * l.pt.eye_count;
-    out.resize(size_t(l.pt.tile_w) * l.pt.tile_h, l.pt.eye_count);
     const uint64_t own_bytes = pixels * sizeof(PtPixelOut), reproj_bytes = pixels * 4 * sizeof(float);
     ensure(s.own, "pathtrace_own_", slot, own_bytes);
     ensure(s.reproj, "pathtrace_reproj_", slot, reproj_bytes);
@@ -93,24 +97,37 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
       paths_.set_arg(arg++, s.reproj);
       s.kernels.push_back(cl::launch_2d(device_, paths_, global, {kLocal, kLocal}));
     }
-    s.read_own = read_async(s.own, out.own.data(), own_bytes);
-    s.read_reproj = read_async(s.reproj, out.reproj.data(), reproj_bytes);
+    s.on_device = sums != nullptr;
+    if (s.on_device) {
+      s.merge = accumulator_.merge(*sums, s.own, s.reproj, pixels);
+    } else {
+      out.resize(size_t(l.pt.tile_w) * l.pt.tile_h, l.pt.eye_count);
+      s.read_own = read_async(s.own, out.own.data(), own_bytes);
+      s.read_reproj = read_async(s.reproj, out.reproj.data(), reproj_bytes);
+    }
     device_.flush();
   }
 
-  double collect(int slot) override {
+  PtCollected collect(int slot) override {
     Slot& s = slots_[slot];
-    s.read_own.wait();
-    s.read_reproj.wait();
-    double ms = 0;
-    for (const cl::Event& e : s.kernels) ms += e.timing().run_ms();
-    return ms;
+    PtCollected c;
+    if (s.on_device) {
+      c.totals = s.merge.wait();
+      c.merge_ms = s.merge.kernel.timing().run_ms();
+    } else {
+      s.read_own.wait();
+      s.read_reproj.wait();
+    }
+    for (const cl::Event& e : s.kernels) c.kernel_ms += e.timing().run_ms();
+    return c;
   }
 
  private:
   struct Slot {
     cl::Buffer own, reproj, primaries;
     std::vector<cl::Event> kernels;
+    bool on_device = false;  // added to device sums rather than read back
+    PtPendingMerge merge;
     cl::Event read_own, read_reproj;
   };
 
@@ -149,6 +166,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   DeviceScene scene_;
   cl::Program program_;
   cl::Kernel primary_, paths_, clear_;
+  PathTraceDeviceAccumulator accumulator_;
   Slot slots_[kSlots];
 };
 

@@ -186,18 +186,29 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
 
   PtTileResult result;
   PtTileStats& stats = result.stats;
-  TileAccumulation& acc = cache_.get(tile_id, make_key(view.eyes.data(), view.eye_count, base.pt, settings), tile, &stats.reset);
-  const uint64_t own_before = acc.own_samples(), reproj_before = acc.reprojected_samples();
+  AccumulationCache::SumsFactory device_sums;
+  if (sums_on_device()) device_sums = [this](size_t pixels) { return backend_->make_sums(pixels); };
+  TileAccumulation& acc = cache_.get(tile_id, make_key(view.eyes.data(), view.eye_count, base.pt, settings), tile,
+                                     &stats.reset, device_sums);
+  PtDeviceSums* const sums = acc.device_sums();
+  const uint64_t reproj_before = acc.reprojected_samples();
   const uint64_t seg_before = acc.segments(), stopped_before = acc.stopped_samples();
 
   std::optional<CpuHelpers> helpers;
   if (options_.cpu_threads > 0) helpers.emplace(options_.cpu_threads, host_view_, host_context_, base, acc);
+  // With device sums, helper batches add up here and go to the device once, after the launches
+  // (an upload in between would wait for the launch in flight and leave the device idle).
+  PtBatch helper_sum;
   auto merge_helpers = [&] {
     if (!helpers) return;
     for (const PtBatch& b : helpers->take()) {
-      const uint64_t before = acc.own_samples();
-      acc.merge(b);
-      stats.helper_pixel_samples += acc.own_samples() - before;
+      if (sums) {
+        stats.helper_pixel_samples += helper_sum.add(b);
+      } else {
+        const uint64_t before = acc.own_samples();
+        acc.merge(b);
+        stats.helper_pixel_samples += acc.own_samples() - before;
+      }
       ++stats.helper_batches;
     }
   };
@@ -211,17 +222,24 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
     PtLaunch l = base;
     l.pt.samples = std::min(per_launch, pt.spp - i * per_launch);
     l.pt.first_sample = acc.take_samples(l.pt.samples);
-    backend_->submit(int(i % PathTraceBackend::kSlots), l, batches[i % PathTraceBackend::kSlots]);
+    backend_->submit(int(i % PathTraceBackend::kSlots), l, batches[i % PathTraceBackend::kSlots], sums);
   };
   const uint32_t in_flight = backend_->is_opencl() ? PathTraceBackend::kSlots : 1;
   for (uint32_t i = 0; i < std::min(launches, in_flight); ++i) submit(i);
   for (uint32_t i = 0; i < launches; ++i) {
     const int slot = int(i % PathTraceBackend::kSlots);
-    stats.device_ms += backend_->collect(slot);
+    const PtCollected c = backend_->collect(slot);
+    stats.device_ms += c.kernel_ms;
     const auto merge_start = Clock::now();
-    const uint64_t before = acc.own_samples();
-    acc.merge(batches[slot]);
-    stats.device_pixel_samples += acc.own_samples() - before;
+    if (sums) {
+      acc.count_merged(c.totals);
+      stats.device_pixel_samples += c.totals.own_samples;
+      stats.merge_ms += c.merge_ms;
+    } else {
+      const uint64_t before = acc.own_samples();
+      acc.merge(batches[slot]);
+      stats.device_pixel_samples += acc.own_samples() - before;
+    }
     merge_helpers();  // Algorithm 1 lines 4-8: whatever the helpers finished meanwhile
     stats.merge_ms += ms_since(merge_start);
     if (i + in_flight < launches) submit(i + in_flight);
@@ -230,22 +248,20 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
     helpers->stop();  // they stop after their current row
     const auto merge_start = Clock::now();
     merge_helpers();
+    if (!helper_sum.empty()) acc.merge(helper_sum);
     stats.merge_ms += ms_since(merge_start);
     helpers.reset();
   }
 
   const auto resolve_start = Clock::now();
-  const ResolveOptions resolve = resolve_options(pt, settings.exposure);
-  for (uint32_t e = 0; e < view.eye_count; ++e) {
-    result.eyes[e] = acc.resolve_rgba8(e, resolve);
-    stats.median_pixels += acc.median_pixels(e, resolve);
-  }
+  PtResolved resolved = acc.resolve(resolve_options(pt, settings.exposure));
+  for (uint32_t e = 0; e < view.eye_count; ++e) result.eyes[e] = std::move(resolved.eyes[e]);
+  stats.median_pixels = resolved.median_pixels;
   stats.resolve_ms = ms_since(resolve_start);
   stats.reprojected = acc.reprojected_samples() - reproj_before;
   stats.segments = acc.segments() - seg_before;
   stats.stopped = acc.stopped_samples() - stopped_before;
   stats.accumulated_spp = double(acc.own_samples()) / double(acc.pixels_per_eye() * acc.eye_count());
-  (void)own_before;
   stats.ms = ms_since(start);
   return result;
 }

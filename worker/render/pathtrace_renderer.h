@@ -11,7 +11,9 @@
 // thread (Algorithm 4). With cpu_threads > 0, that many helper threads trace extra whole-tile
 // samples on the host meanwhile (Algorithm 2) and hand them over; the calling thread alone merges
 // device and helper batches into the accumulation (Algorithm 1). When the device is done, helpers
-// stop at the next row and what they finished is merged too. The accumulation is keyed by
+// stop at the next row and what they finished is merged too. On an OpenCL device the tile's sums
+// stay in device memory (device_sums): each launch is merged there by a kernel, helper batches are
+// summed on the host and uploaded once per call, and the tile is resolved there. The accumulation is keyed by
 // (tile id, both cameras, gaze, estimate settings): while a pose and gaze hold, every call adds
 // samples; any change starts the tile afresh.
 #include <array>
@@ -83,8 +85,9 @@ struct PtTileStats {
   size_t median_pixels = 0;           // pixels the noise removal replaced (both eyes)
   double ms = 0;                      // wall time of the call
   double device_ms = 0;               // kernel time on the main device (OpenCL profiling)
-  double merge_ms = 0;                // time the calling thread spent merging
-  double resolve_ms = 0;
+  double merge_ms = 0;                // merging: host time, or with device sums the merge kernels' device
+                                      // time plus summing and uploading helper batches
+  double resolve_ms = 0;              // wall time from resolving to having the RGBA8 pixels on the host
   double accumulated_spp = 0;         // own samples per pixel and eye in the tile after the call
 };
 
@@ -96,6 +99,10 @@ struct PtTileResult {
 struct PathTraceRendererOptions {
   RendererOptions device;    // main device: auto | gpu | cpu | <index> | host, memory limit, host threads
   unsigned cpu_threads = 0;  // CPU helper threads beside the main device (--cpu-threads)
+  // On an OpenCL device, keep each tile's sums in device memory: launches are merged and tiles
+  // resolved there, and only RGBA8 pixels come back. false: every launch is read back and merged
+  // and resolved on the host, as with the host backend.
+  bool device_sums = true;
 };
 
 class PathTraceRenderer {
@@ -107,6 +114,8 @@ class PathTraceRenderer {
   std::string description() const;
   uint64_t scene_device_bytes() const { return backend_->scene_device_bytes(); }
   bool is_opencl() const { return backend_->is_opencl(); }
+  // Tiles keep their sums in device memory and resolve there.
+  bool sums_on_device() const { return options_.device_sums && backend_->is_opencl(); }
   const PathTraceRendererOptions& options() const { return options_; }
 
   // Adds samples to tile `tile_id` (rectangle `tile` of each eye image) and resolves it.

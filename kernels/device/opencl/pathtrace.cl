@@ -1,5 +1,6 @@
 /* OpenCL entry points of the `pathtrace` mode (Algorithm 5 of Kim & Sung 2021, the part that
- * traces; merging and resolving happen on the host, see worker/render/pathtrace_renderer.h).
+ * traces; merging into a tile's sums and resolving it are pathtrace_accumulate.cl, or the host's
+ * when launches are read back, see worker/render/pathtrace_renderer.h).
  * A sample of a tile is two launches: pathtrace_primary (first hits of every pixel of both eyes),
  * then pathtrace_paths (the paths, reprojecting through the other eye's first hits). Work items:
  * global (tile_w, tile_h * eye_count); rows [0, tile_h) are the left eye (or the only one). */

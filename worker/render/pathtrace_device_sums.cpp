@@ -1,0 +1,148 @@
+#include "worker/render/pathtrace_device_sums.h"
+
+#include <string>
+
+#include "common/base/error.h"
+#include "common/cl/cl_error.h"
+#include "common/image/srgb_thresholds.h"
+
+namespace tessera {
+namespace {
+
+constexpr size_t kGroup = 64;  // TS_PT_GROUP of pathtrace_accumulate.cl
+
+size_t groups(size_t items) { return (items + kGroup - 1) / kGroup; }
+
+cl::Event read_async(const cl::Device& device, const cl::Buffer& buffer, void* data, size_t bytes, size_t offset = 0) {
+  cl_event event = nullptr;
+  TESSERA_CL_CHECK(clEnqueueReadBuffer(device.queue(), buffer.get(), CL_FALSE, offset, bytes, data, 0, nullptr, &event),
+                   "clEnqueueReadBuffer(" + buffer.name() + ")");
+  return cl::Event(event);
+}
+
+class OpenClPtSums final : public PtDeviceSums {
+ public:
+  OpenClPtSums(PathTraceDeviceAccumulator& accumulator, size_t pixels)
+      : accumulator_(accumulator), pixels_(pixels), sums_(accumulator.create("pathtrace_sums", pixels * sizeof(PtPixelAccum))) {}
+
+  const cl::Buffer& buffer() const { return sums_; }
+  size_t pixels() const override { return pixels_; }
+  void clear() override { accumulator_.clear(sums_); }
+  PtBatchTotals merge(const PtBatch& batch) override { return accumulator_.merge(sums_, batch); }
+  PtResolved resolve(const ResolveOptions& options, const TileRect& rect, uint32_t eye_count, bool want_linear) override {
+    return accumulator_.resolve(sums_, options, rect, eye_count, want_linear);
+  }
+  std::vector<PtPixelAccum> read() override {
+    std::vector<PtPixelAccum> out(pixels_);
+    cl::read_buffer(accumulator_.device(), sums_, out.data(), pixels_ * sizeof(PtPixelAccum));
+    return out;
+  }
+
+ private:
+  PathTraceDeviceAccumulator& accumulator_;
+  size_t pixels_;
+  cl::Buffer sums_;
+};
+
+}  // namespace
+
+PtBatchTotals PtPendingMerge::wait() {
+  read.wait();
+  uint64_t t[TS_PT_TOTALS] = {};
+  for (size_t i = 0; i < partials.size(); ++i) t[i % TS_PT_TOTALS] += partials[i];
+  PtBatchTotals totals;
+  totals.own_samples = t[TS_PT_TOTAL_OWN];
+  totals.reprojected = t[TS_PT_TOTAL_REPROJECTED];
+  totals.segments = t[TS_PT_TOTAL_SEGMENTS];
+  totals.stopped = t[TS_PT_TOTAL_STOPPED];
+  return totals;
+}
+
+PathTraceDeviceAccumulator::PathTraceDeviceAccumulator(const cl::Device& device, cl::DeviceMemoryBudget& budget)
+    : device_(device),
+      budget_(budget),
+      program_(cl::build_program(device, "kernels/device/opencl/pathtrace_accumulate.cl")),
+      merge_(program_.kernel("pathtrace_merge")),
+      mean_(program_.kernel("pathtrace_mean")),
+      resolve_(program_.kernel("pathtrace_resolve")),
+      thresholds_(budget.create("pathtrace_srgb_thresholds", sizeof(float) * 255)) {
+  cl::write_buffer(device_, thresholds_, linear_to_srgb8_thresholds().data(), sizeof(float) * 255);
+}
+
+std::unique_ptr<PtDeviceSums> PathTraceDeviceAccumulator::make_sums(size_t pixels) {
+  return std::make_unique<OpenClPtSums>(*this, pixels);
+}
+
+void PathTraceDeviceAccumulator::ensure(cl::Buffer& buffer, const char* name, uint64_t bytes) {
+  if (buffer && buffer.size() >= bytes) return;
+  buffer.release();
+  buffer = budget_.create(name, bytes);
+}
+
+void PathTraceDeviceAccumulator::clear(const cl::Buffer& buffer) {
+  const cl_uint zero = 0;
+  TESSERA_CL_CHECK(clEnqueueFillBuffer(device_.queue(), buffer.get(), &zero, sizeof zero, 0, buffer.size(), 0, nullptr, nullptr),
+                   "clEnqueueFillBuffer(" + buffer.name() + ")");
+}
+
+PtPendingMerge PathTraceDeviceAccumulator::merge(PtDeviceSums& sums, const cl::Buffer& own, const cl::Buffer& reproj,
+                                                 size_t pixels) {
+  auto* device_sums = dynamic_cast<OpenClPtSums*>(&sums);
+  if (!device_sums) throw Error("pathtrace: the tile's sums are not on this device");
+  return merge(device_sums->buffer(), own, reproj, pixels);
+}
+
+PtPendingMerge PathTraceDeviceAccumulator::merge(const cl::Buffer& sums, const cl::Buffer& own, const cl::Buffer& reproj,
+                                                 size_t pixels) {
+  if (sums.size() < pixels * sizeof(PtPixelAccum)) throw Error("pathtrace: launch larger than the tile's sums");
+  PtPendingMerge m;
+  m.partials.resize(groups(pixels) * TS_PT_TOTALS);
+  ensure(partials_, "pathtrace_partials", m.partials.size() * sizeof(uint32_t));
+  merge_.set_args(sums, own, reproj, cl_uint(pixels), partials_);
+  m.kernel = cl::launch_2d(device_, merge_, {pixels, 1}, {kGroup, 1});
+  m.read = read_async(device_, partials_, m.partials.data(), m.partials.size() * sizeof(uint32_t));
+  return m;
+}
+
+PtBatchTotals PathTraceDeviceAccumulator::merge(const cl::Buffer& sums, const PtBatch& batch) {
+  const size_t pixels = batch.own.size();
+  if (batch.reproj.size() != 4 * pixels) throw Error("pathtrace: malformed batch");
+  ensure(upload_own_, "pathtrace_upload_own", pixels * sizeof(PtPixelOut));
+  ensure(upload_reproj_, "pathtrace_upload_reproj", batch.reproj.size() * sizeof(float));
+  cl::write_buffer(device_, upload_own_, batch.own);
+  cl::write_buffer(device_, upload_reproj_, batch.reproj);
+  return merge(sums, upload_own_, upload_reproj_, pixels).wait();
+}
+
+PtResolved PathTraceDeviceAccumulator::resolve(const cl::Buffer& sums, const ResolveOptions& options, const TileRect& rect,
+                                               uint32_t eye_count, bool want_linear) {
+  const size_t n = size_t(rect.width) * rect.height, pixels = n * eye_count;
+  if (sums.size() < pixels * sizeof(PtPixelAccum)) throw Error("pathtrace: tile larger than its sums");
+  ensure(mean_buffer_, "pathtrace_mean", pixels * 3 * sizeof(float));
+  ensure(linear_, "pathtrace_linear", pixels * 3 * sizeof(float));
+  ensure(rgba_, "pathtrace_rgba", pixels * sizeof(uint32_t));
+  std::vector<uint32_t> partials(groups(pixels) * TS_PT_TOTALS);
+  ensure(partials_, "pathtrace_partials", partials.size() * sizeof(uint32_t));
+  const PtResolveParams rp = resolve_params(options, rect, eye_count);
+  mean_.set_args(sums, cl_uint(pixels), mean_buffer_);
+  cl::launch_2d(device_, mean_, {pixels, 1}, {kGroup, 1});
+  resolve_.set_args(sums, mean_buffer_, rp, thresholds_, linear_, rgba_, partials_);
+  cl::launch_2d(device_, resolve_, {pixels, 1}, {kGroup, 1});
+  PtResolved r;
+  std::vector<cl::Event> reads;
+  for (uint32_t e = 0; e < eye_count; ++e) {
+    r.eyes[e].resize(n);
+    reads.push_back(read_async(device_, rgba_, r.eyes[e].data(), n * sizeof(uint32_t), e * n * sizeof(uint32_t)));
+    if (want_linear) {
+      r.linear[e].resize(3 * n);
+      reads.push_back(read_async(device_, linear_, r.linear[e].data(), 3 * n * sizeof(float), e * 3 * n * sizeof(float)));
+    }
+  }
+  reads.push_back(read_async(device_, partials_, partials.data(), partials.size() * sizeof(uint32_t)));
+  device_.flush();
+  for (const cl::Event& e : reads) e.wait();
+  for (size_t g = 0; g < partials.size(); g += TS_PT_TOTALS) r.median_pixels += partials[g];
+  return r;
+}
+
+}  // namespace tessera
