@@ -116,13 +116,12 @@ TS_FN float vct_shadow_cone(const VctGrid* g, float3 o, float3 dir, float sin_ha
   uint iter;
   for (iter = 0u; iter < 4096u; ++iter) {
     float3 p;
-    float4 s;
-    float rn;
+    float s, rn;
     if (d + r > max_distance) break;
     p = v3_madd(o, dir, d);
     if (!vct_inside(g, p, r)) break;
-    s = vct_sample(g, p, vct_log2_approx(2.0f * r / v));
-    a += (1.0f - a) * ts_fmin(s.w, 1.0f);
+    s = vct_sample_occupancy(g, p, vct_log2_approx(2.0f * r / v));
+    a += (1.0f - a) * ts_fmin(s, 1.0f);
     if (a >= TS_VCT_CONE_OPAQUE) break;
     rn = ts_fmax((d + r) * ratio, rmin);
     d += r + rn;
