@@ -187,6 +187,34 @@ TS_FN float vct_sample_occupancy(const VctGrid* g, float3 p, float level) {
   return a + (b - a) * t;
 }
 
+/* The coarsest empty voxel of levels `finest` .. `coarsest` (>= 1) that holds world point p, as a world
+ * box [*lo, *hi]; 0 when each of them is occupied or p is outside the grid. Every finer voxel inside an
+ * empty one is empty too (a coarse voxel is occupied where any child is), so samples whose taps all lie
+ * in the box read exactly nothing. */
+TS_FN int vct_empty_box(const VctGrid* g, float3 p, uint finest, uint coarsest, float3* lo, float3* hi) {
+  uint level;
+  if (coarsest >= g->p.level_count) coarsest = g->p.level_count - 1u;
+  for (level = coarsest; level >= finest && level >= 1u; --level) {
+    float3 q = vct_level_coords(g, level, p);
+    float s = g->p.voxel_size * vct_exp2i((int)level);
+    float fx = ts_floor(q.x), fy = ts_floor(q.y), fz = ts_floor(q.z);
+    int res = (int)vct_level_res(&g->p, level), x = (int)fx, y = (int)fy, z = (int)fz;
+    if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) return 0;
+    if (g->dense[vct_dense_index(&g->p, level, (uint)x, (uint)y, (uint)z)] == 0u) {
+      *lo = make_float3(g->p.origin_x + fx * s, g->p.origin_y + fy * s, g->p.origin_z + fz * s);
+      *hi = make_float3(lo->x + s, lo->y + s, lo->z + s);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Whether the cube of half-edge `reach` around p lies inside the box [lo, hi]. */
+TS_FN int vct_cube_in_box(float3 p, float reach, float3 lo, float3 hi) {
+  return p.x - reach >= lo.x && p.y - reach >= lo.y && p.z - reach >= lo.z && p.x + reach <= hi.x && p.y + reach <= hi.y &&
+         p.z + reach <= hi.z;
+}
+
 /* Whether a world point lies inside the grid, grown by `margin` world units. */
 TS_FN int vct_inside(const VctGrid* g, float3 p, float margin) {
   float ext = g->p.voxel_size * (float)g->p.resolution;
