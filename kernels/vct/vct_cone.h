@@ -23,7 +23,7 @@
 #define TESSERA_KERNELS_VCT_VCT_CONE_H
 #include "kernels/vct/vct_grid.h"
 
-#define TS_VCT_CONE_OPAQUE 0.995f
+#define TS_VCT_CONE_OPAQUE 0.99f /* a cone stops here: what is left behind changes a pixel by a few 8-bit levels at most */
 #define TS_VCT_DIFFUSE_CONES 6
 
 /* Orthonormal tangents of unit n (Duff et al. 2017, "Building an orthonormal basis, revisited"). */
