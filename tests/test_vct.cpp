@@ -167,12 +167,14 @@ TEST(VctCone, EmptyGridGivesNoOcclusion) {
   const SceneView scene_view = floor.scene.host_view();
   VctGridParams params = cpu::vct_grid_geometry(scene_view, 32);
   const std::vector<uint32_t> no_counts(2 * TS_VCT_MAX_LEVELS, 0), empty_map(cpu::vct_total_cells(params), 0);
+  const std::vector<uint32_t> empty_dense(params.dense_offset[params.level_count], 0);
   cpu::vct_set_offsets(params, no_counts);
   VctGrid empty;
   empty.p = params;
   empty.map = empty_map.data();
   empty.bricks = nullptr;
   empty.radiance = nullptr;
+  empty.dense = empty_dense.data();
   const float3 up = make_float3(0, 1, 0), o = make_float3(8, 1, 8);
   for (const float3 dir : {up, make_float3(0, -1, 0), v3_normalize(make_float3(1, -1, 0))}) {
     float ao_occ = -1, occ = -1, ao = -1;
@@ -242,6 +244,49 @@ void expect_same_grids(const cpu::VctGridData& a, const cpu::VctGridData& b, dou
     }
   }
   EXPECT_LE(double(differing), max_differing * double(total)) << differing << " of " << total << " voxels differ";
+}
+
+// The dense arrays cones read hold exactly what the bricks hold, and sampling them gives the same bits.
+TEST(VctGrid, DenseArraysMatchTheBricks) {
+  PackedFile cornell("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  const PackedScene scene = PackedScene::load(cornell.path);
+  std::vector<std::string> devices{"host"};
+  if (opencl_available()) devices.push_back("cpu");
+  for (const auto& device : devices) {
+    const cpu::VctGridData g = make_vct_renderer(scene, {device, std::nullopt, 0}, {32, true})->read_grid();
+    const VctGridParams& p = g.params;
+    ASSERT_EQ(g.dense.size(), p.dense_offset[p.level_count]) << device;
+    for (uint32_t b = 0; b < g.level_bricks(0); ++b) {
+      const uint4 rec = g.bricks[b];
+      ASSERT_EQ(g.dense[p.dense_offset[0] + 2 * rec.w], rec.x) << device;
+      ASSERT_EQ(g.dense[p.dense_offset[0] + 2 * rec.w + 1], rec.y) << device;
+    }
+    for (uint32_t l = 1; l < p.level_count; ++l) {
+      uint64_t occupied = 0;
+      for (uint32_t i = p.dense_offset[l]; i < p.dense_offset[l + 1]; ++i) occupied += g.dense[i] != 0;
+      EXPECT_EQ(occupied, g.level_voxels(l)) << device << " level " << l;
+      for (uint32_t i = p.voxel_offset[l]; i < p.voxel_offset[l + 1]; ++i) {
+        const uint32_t w = g.positions[i];
+        ASSERT_EQ(g.dense[vct_dense_index(&p, l, vct_pos_x(w), vct_pos_y(w), vct_pos_z(w))], g.radiance[i]) << device;
+      }
+    }
+  }
+  const cpu::VctGridData g = host_renderer(scene, 32, false)->read_grid();
+  const VctGrid view = g.view();
+  uint32_t state = 12345;
+  auto next = [&] { return float((state = state * 1664525u + 1013904223u) >> 8) / float(1u << 24); };
+  for (int i = 0; i < 2000; ++i) {
+    const uint32_t level = uint32_t(i) % g.params.level_count;
+    const float res = float(g.params.resolution >> level);
+    const float3 q = make_float3(next() * (res + 2) - 1, next() * (res + 2) - 1, next() * (res + 2) - 1);
+    const float4 bricks = vct_sample_level_bricks(&view, level, q);
+    const float4 sample = vct_sample_level(&view, level, q);
+    ASSERT_EQ(vct_sample_occupancy_level(&view, level, q), bricks.w) << "level " << level;
+    ASSERT_EQ(sample.x, bricks.x);
+    ASSERT_EQ(sample.y, bricks.y);
+    ASSERT_EQ(sample.z, bricks.z);
+    ASSERT_EQ(sample.w, bricks.w);
+  }
 }
 
 TEST(VctRelight, EqualsVoxelizingAgain) {

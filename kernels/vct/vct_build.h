@@ -3,10 +3,12 @@
  *
  *   vct_parent_masks_cell   level l brick cell -> the parent bits in the level l+1 masks
  *   vct_count_cell          bricks and voxels of a level (atomic counters)
- *   vct_assign_cell         brick record, map entry and the active-voxel list of one brick
+ *   vct_assign_cell         brick record, map entry and the active-voxel list of one brick, and the
+ *                           level-0 occupancy masks of the dense array
  *   vct_finalize_voxel      level-0 albedo / normal / kind words from the fragment sums
  *   vct_mip_voxel           one voxel of level l >= 1 from its eight children (a gather, driven by the
- *                           level's active-voxel list: no atomics, the same bits on every backend)
+ *                           level's active-voxel list: no atomics, the same bits on every backend),
+ *                           stored in the sparse voxel arrays and in the dense array
  *
  * Mip rule: occupancy is the mean of the eight children; radiance is the occupancy-weighted mean of the
  * children that are not interior (a filled object's inside has no radiance of its own, and must not
@@ -56,10 +58,15 @@ TS_FN void vct_count_cell(const VctGridParams* p, uint level, uint cell, TS_GLOB
 }
 
 TS_FN void vct_assign_cell(const VctGridParams* p, uint level, uint cell, TS_GLOBAL const uint* dense_masks,
-                           TS_GLOBAL uint* counters, TS_GLOBAL uint* map, TS_GLOBAL uint4* bricks, TS_GLOBAL uint* positions) {
+                           TS_GLOBAL uint* counters, TS_GLOBAL uint* map, TS_GLOBAL uint4* bricks, TS_GLOBAL uint* positions,
+                           TS_GLOBAL uint* dense) {
   uint base = p->map_offset[level] + cell, lo = dense_masks[2u * base], hi = dense_masks[2u * base + 1u];
   uint b, first, bit, rank = 0u, bx, by, bz;
   uint4 rec;
+  if (level == 0u) {
+    dense[p->dense_offset[0] + 2u * cell] = lo;
+    dense[p->dense_offset[0] + 2u * cell + 1u] = hi;
+  }
   if ((lo | hi) == 0u) {
     map[base] = 0u;
     return;
@@ -106,7 +113,7 @@ TS_FN void vct_finalize_voxel(const ColorTables* ct, uint i, TS_GLOBAL const uin
 }
 
 /* Voxel `i` (global index) of level `level` >= 1, from the eight children at level - 1. */
-TS_FN uint vct_mip_voxel(const VctGrid* g, uint level, uint i, TS_GLOBAL const uint* positions) {
+TS_FN uint vct_mip_word(const VctGrid* g, uint level, uint i, TS_GLOBAL const uint* positions) {
   uint pw = positions[i], x = vct_pos_x(pw) * 2u, y = vct_pos_y(pw) * 2u, z = vct_pos_z(pw) * 2u, k;
   float alpha = 0.0f, weight = 0.0f;
   float3 sum = make_float3(0.0f, 0.0f, 0.0f);
@@ -123,6 +130,15 @@ TS_FN uint vct_mip_voxel(const VctGrid* g, uint level, uint i, TS_GLOBAL const u
   alpha *= 0.125f;
   if (!(alpha > 0.0f)) return 0u;
   return vct_encode_voxel(weight > 0.0f ? v3_scale(sum, 1.0f / weight) : sum, alpha, surface ? 0u : 1u);
+}
+
+/* Voxel `i` of level `level` >= 1 into the sparse radiance array and the dense one. The dense words of
+ * empty voxels stay 0 from the build: relighting never changes which voxels are occupied. */
+TS_FN void vct_mip_voxel(const VctGrid* g, uint level, uint i, TS_GLOBAL const uint* positions, TS_GLOBAL uint* radiance,
+                         TS_GLOBAL uint* dense) {
+  uint w = vct_mip_word(g, level, i, positions), pw = positions[i];
+  radiance[i] = w;
+  dense[vct_dense_index(&g->p, level, vct_pos_x(pw), vct_pos_y(pw), vct_pos_z(pw))] = w;
 }
 
 #endif

@@ -10,6 +10,14 @@
  *   voxel index = first_voxel + popcount(mask bits below the voxel's bit)
  * so only occupied voxels are stored, 4 bytes each (radiance), plus the active-voxel list.
  *
+ * What cones read is also kept without indirections, in one `dense` array (a trilinear sample through
+ * the bricks costs a map and a brick load per tap before the radiance load; these cost one load):
+ *   dense[dense_offset[0] + 2 cell + half]   level 0: the brick masks of every brick cell, empty ones 0
+ *                                            (level-0 voxels are opaque, so occupancy is one bit)
+ *   dense[dense_offset[l] + 64 cell + bit]   level l >= 1: the radiance word of every voxel, 0 where empty,
+ *                                            brick by brick so a 2x2x2 footprint stays within few cache lines
+ * Levels 1 and up hold N^3 / 7 words, so this adds about 4/7 + 1/8 bytes a level-0 voxel.
+ *
  * Per voxel (index i, all levels):
  *   radiance[i]   6-bit RGB mantissas + 5-bit shared exponent (outgoing radiance of the occupied part),
  *                 an interior flag, 8-bit occupancy (square-root coded)      -- what cones sample
@@ -43,6 +51,7 @@ typedef struct VctGridParams {
   uint map_offset[TS_VCT_MAX_LEVELS];
   uint brick_offset[TS_VCT_MAX_LEVELS];
   uint voxel_offset[TS_VCT_MAX_LEVELS];
+  uint dense_offset[TS_VCT_MAX_LEVELS]; /* dense_offset[level_count]: the dense array's words */
 } VctGridParams;
 
 /* ---- atomics and bit counts: OpenCL 1.2 core 32-bit global atomics; GCC builtins on the host ---- */
@@ -94,6 +103,16 @@ TS_FN float3 vct_voxel_center(const VctGridParams* p, uint level, uint x, uint y
   float s = p->voxel_size * vct_exp2i((int)level);
   return make_float3(p->origin_x + ((float)x + 0.5f) * s, p->origin_y + ((float)y + 0.5f) * s,
                      p->origin_z + ((float)z + 0.5f) * s);
+}
+
+/* Dense radiance word index of voxel (x, y, z) of level >= 1. */
+TS_FN uint vct_dense_index(const VctGridParams* p, uint level, uint x, uint y, uint z) {
+  return p->dense_offset[level] + (vct_brick_cell(p, level, x, y, z) << 6) + vct_brick_bit(x, y, z);
+}
+/* Dense words of a level: its occupancy masks (level 0) or its radiance words. */
+TS_FN uint vct_dense_level_words(const VctGridParams* p, uint level) {
+  uint m = vct_level_bricks(p, level);
+  return level == 0u ? 2u * m * m * m : 64u * m * m * m;
 }
 
 /* Index of the voxel with mask bit `bit` in brick record (mask_lo, mask_hi, first, cell), or TS_VCT_NONE. */

@@ -14,13 +14,16 @@
  * to each other (r' = (r + d) s / (1 - s), d' = d + r + r'), at the fractional level log2(2r / voxel),
  * quadrilinear; radii below half a voxel are raised to it, so a thin cone steps a voxel at a time
  * instead of crawling near its apex. The trace stops where a sample sphere would reach the light.
+ * Through empty space the cone keeps its step sequence but skips the samples: after a sample that read
+ * nothing, an empty voxel 8 - 16 times coarser than its taps is looked up, and every later sample whose
+ * taps stay inside it would read exactly zero, so the result is the same bit for bit.
  *
  * Occlusion is composited front to back: A += (1 - A) alpha, radiance C += (1 - A) alpha L. */
 #ifndef TESSERA_KERNELS_VCT_VCT_CONE_H
 #define TESSERA_KERNELS_VCT_VCT_CONE_H
 #include "kernels/vct/vct_grid.h"
 
-#define TS_VCT_CONE_OPAQUE 0.995f
+#define TS_VCT_CONE_OPAQUE 0.99f /* a cone stops here: what is left behind changes a pixel by a few 8-bit levels at most */
 #define TS_VCT_DIFFUSE_CONES 6
 
 /* Orthonormal tangents of unit n (Duff et al. 2017, "Building an orthonormal basis, revisited"). */
@@ -113,17 +116,25 @@ TS_FN void vct_diffuse_cones(const VctGrid* g, float3 o, float3 n, float ao_dist
 TS_FN float vct_shadow_cone(const VctGrid* g, float3 o, float3 dir, float sin_half, float max_distance) {
   float v = g->p.voxel_size, rmin = 0.5f * v, ratio = sin_half / (1.0f - sin_half);
   float d = v, r = ts_fmax(v * sin_half, rmin), a = 0.0f;
-  uint iter;
+  float3 empty_lo = make_float3(0.0f, 0.0f, 0.0f), empty_hi = make_float3(-1.0f, -1.0f, -1.0f); /* none yet */
+  uint iter, top = g->p.level_count - 1u;
   for (iter = 0u; iter < 4096u; ++iter) {
     float3 p;
-    float4 s;
-    float rn;
+    float s, rn, level, reach;
+    uint taps; /* the coarsest level the sample reads */
     if (d + r > max_distance) break;
     p = v3_madd(o, dir, d);
     if (!vct_inside(g, p, r)) break;
-    s = vct_sample(g, p, vct_log2_approx(2.0f * r / v));
-    a += (1.0f - a) * ts_fmin(s.w, 1.0f);
-    if (a >= TS_VCT_CONE_OPAQUE) break;
+    level = vct_log2_approx(2.0f * r / v);
+    taps = level <= 0.0f ? 0u : (level >= (float)top ? top : (uint)level + 1u);
+    /* taps lie within 1.5 of their voxels of p; 2 leaves room for rounding */
+    reach = 2.0f * v * vct_exp2i((int)taps);
+    if (!vct_cube_in_box(p, reach, empty_lo, empty_hi)) {
+      s = vct_sample_occupancy(g, p, level);
+      a += (1.0f - a) * ts_fmin(s, 1.0f);
+      if (a >= TS_VCT_CONE_OPAQUE) break;
+      if (s == 0.0f) vct_empty_box(g, p, taps + 3u, taps + 4u, &empty_lo, &empty_hi); /* else keeps the last box */
+    }
     rn = ts_fmax((d + r) * ratio, rmin);
     d += r + rn;
     r = rn;

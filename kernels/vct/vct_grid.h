@@ -1,5 +1,6 @@
-/* Reading the sparse voxel grid: voxel lookup through the brick map and trilinear / quadrilinear
- * sampling of premultiplied radiance and occupancy (papers/001 §4.6). */
+/* Reading the voxel grid: voxel lookup through the brick map, and trilinear / quadrilinear sampling of
+ * premultiplied radiance and occupancy (papers/001 §4.6), from the dense arrays wherever they hold what
+ * a sample needs: level-0 radiance goes through the bricks, everything else is one load a tap. */
 #ifndef TESSERA_KERNELS_VCT_VCT_GRID_H
 #define TESSERA_KERNELS_VCT_VCT_GRID_H
 #include "kernels/vct/vct_common.h"
@@ -9,6 +10,7 @@ typedef struct VctGrid {
   TS_GLOBAL const uint* map;
   TS_GLOBAL const uint4* bricks;
   TS_GLOBAL const uint* radiance;
+  TS_GLOBAL const uint* dense;
 } VctGrid;
 
 /* Index of voxel (x, y, z) of a level, or TS_VCT_NONE when it is empty (coordinates must be inside). */
@@ -34,10 +36,10 @@ TS_FN VctVoxel vct_fetch(const VctGrid* g, uint level, int x, int y, int z) {
   return vct_decode_voxel(g->radiance[i]);
 }
 
-/* Trilinear sample at a level: xyz = premultiplied radiance, w = occupancy. q is in level voxel units
- * measured from the grid corner (voxel centres at i + 0.5). The eight taps go through a one-entry
+/* Trilinear sample through the bricks: xyz = premultiplied radiance, w = occupancy. q is in level voxel
+ * units measured from the grid corner (voxel centres at i + 0.5). The eight taps go through a one-entry
  * brick cache, since neighbouring taps usually share a brick. */
-TS_FN float4 vct_sample_level(const VctGrid* g, uint level, float3 q) {
+TS_FN float4 vct_sample_level_bricks(const VctGrid* g, uint level, float3 q) {
   int res = (int)vct_level_res(&g->p, level);
   float fx = q.x - 0.5f, fy = q.y - 0.5f, fz = q.z - 0.5f;
   float bx = ts_floor(fx), by = ts_floor(fy), bz = ts_floor(fz);
@@ -83,6 +85,72 @@ TS_FN float4 vct_sample_level(const VctGrid* g, uint level, float3 q) {
   return acc;
 }
 
+/* The same sample from the dense radiance words of a level >= 1, tap for tap in the same order. */
+TS_FN float4 vct_sample_level_dense(const VctGrid* g, uint level, float3 q) {
+  int res = (int)vct_level_res(&g->p, level);
+  float fx = q.x - 0.5f, fy = q.y - 0.5f, fz = q.z - 0.5f;
+  float bx = ts_floor(fx), by = ts_floor(fy), bz = ts_floor(fz);
+  float ax = fx - bx, ay = fy - by, az = fz - bz;
+  int ix = (int)bx, iy = (int)by, iz = (int)bz;
+  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  int k;
+  if (ix < -1 || iy < -1 || iz < -1 || ix >= res || iy >= res || iz >= res) return acc;
+  for (k = 0; k < 8; ++k) {
+    int x = ix + (k & 1), y = iy + ((k >> 1) & 1), z = iz + ((k >> 2) & 1);
+    uint w;
+    float wt, a;
+    float3 c;
+    if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) continue;
+    w = g->dense[vct_dense_index(&g->p, level, (uint)x, (uint)y, (uint)z)];
+    if (w == 0u) continue;
+    wt = ((k & 1) ? ax : 1.0f - ax) * (((k >> 1) & 1) ? ay : 1.0f - ay) * (((k >> 2) & 1) ? az : 1.0f - az);
+    a = wt * vct_decode_alpha(w >> 24);
+    c = vct_decode_rgb(w);
+    acc.x += a * c.x;
+    acc.y += a * c.y;
+    acc.z += a * c.z;
+    acc.w += a;
+  }
+  return acc;
+}
+
+/* Trilinear sample at a level: xyz = premultiplied radiance, w = occupancy. */
+TS_FN float4 vct_sample_level(const VctGrid* g, uint level, float3 q) {
+  return level == 0u ? vct_sample_level_bricks(g, level, q) : vct_sample_level_dense(g, level, q);
+}
+
+/* Occupancy alone of a trilinear sample (the w of vct_sample_level, the same bits): level 0 from the
+ * occupancy masks, coarser levels from the occupancy byte of their dense words. */
+TS_FN float vct_sample_occupancy_level(const VctGrid* g, uint level, float3 q) {
+  int res = (int)vct_level_res(&g->p, level);
+  float fx = q.x - 0.5f, fy = q.y - 0.5f, fz = q.z - 0.5f;
+  float bx = ts_floor(fx), by = ts_floor(fy), bz = ts_floor(fz);
+  float ax = fx - bx, ay = fy - by, az = fz - bz;
+  int ix = (int)bx, iy = (int)by, iz = (int)bz;
+  float acc = 0.0f;
+  int k;
+  if (ix < -1 || iy < -1 || iz < -1 || ix >= res || iy >= res || iz >= res) return acc;
+  for (k = 0; k < 8; ++k) {
+    int x = ix + (k & 1), y = iy + ((k >> 1) & 1), z = iz + ((k >> 2) & 1);
+    float wt, a;
+    if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) continue;
+    if (level == 0u) {
+      uint bit = vct_brick_bit((uint)x, (uint)y, (uint)z);
+      uint mask = g->dense[g->p.dense_offset[0] + 2u * vct_brick_cell(&g->p, 0u, (uint)x, (uint)y, (uint)z) + (bit >> 5)];
+      if (!((mask >> (bit & 31u)) & 1u)) continue;
+      a = 1.0f; /* every level-0 voxel is opaque */
+    } else {
+      uint w = g->dense[vct_dense_index(&g->p, level, (uint)x, (uint)y, (uint)z)];
+      if (w == 0u) continue;
+      a = vct_decode_alpha(w >> 24);
+    }
+    wt = ((k & 1) ? ax : 1.0f - ax) * (((k >> 1) & 1) ? ay : 1.0f - ay) * (((k >> 2) & 1) ? az : 1.0f - az);
+    a *= wt; /* rounded before the sum, as vct_sample_level does */
+    acc += a;
+  }
+  return acc;
+}
+
 /* Position in level-`level` voxel units of a world point. */
 TS_FN float3 vct_level_coords(const VctGrid* g, uint level, float3 p) {
   float s = g->p.inv_voxel_size * vct_exp2i(-(int)level);
@@ -103,6 +171,48 @@ TS_FN float4 vct_sample(const VctGrid* g, float3 p, float level) {
   if (t == 0.0f) return a;
   b = vct_sample_level(g, l0 + 1u, vct_level_coords(g, l0 + 1u, p));
   return make_float4(a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t, a.z + (b.z - a.z) * t, a.w + (b.w - a.w) * t);
+}
+
+/* Quadrilinear occupancy at a fractional level (clamped to the coarsest): the w of vct_sample. */
+TS_FN float vct_sample_occupancy(const VctGrid* g, float3 p, float level) {
+  uint top = g->p.level_count - 1u, l0;
+  float t, a, b;
+  if (level <= 0.0f) return vct_sample_occupancy_level(g, 0u, vct_level_coords(g, 0u, p));
+  if (level >= (float)top) return vct_sample_occupancy_level(g, top, vct_level_coords(g, top, p));
+  l0 = (uint)level;
+  t = level - (float)l0;
+  a = vct_sample_occupancy_level(g, l0, vct_level_coords(g, l0, p));
+  if (t == 0.0f) return a;
+  b = vct_sample_occupancy_level(g, l0 + 1u, vct_level_coords(g, l0 + 1u, p));
+  return a + (b - a) * t;
+}
+
+/* The coarsest empty voxel of levels `finest` .. `coarsest` (>= 1) that holds world point p, as a world
+ * box [*lo, *hi]; 0 when each of them is occupied or p is outside the grid. Every finer voxel inside an
+ * empty one is empty too (a coarse voxel is occupied where any child is), so samples whose taps all lie
+ * in the box read exactly nothing. */
+TS_FN int vct_empty_box(const VctGrid* g, float3 p, uint finest, uint coarsest, float3* lo, float3* hi) {
+  uint level;
+  if (coarsest >= g->p.level_count) coarsest = g->p.level_count - 1u;
+  for (level = coarsest; level >= finest && level >= 1u; --level) {
+    float3 q = vct_level_coords(g, level, p);
+    float s = g->p.voxel_size * vct_exp2i((int)level);
+    float fx = ts_floor(q.x), fy = ts_floor(q.y), fz = ts_floor(q.z);
+    int res = (int)vct_level_res(&g->p, level), x = (int)fx, y = (int)fy, z = (int)fz;
+    if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) return 0;
+    if (g->dense[vct_dense_index(&g->p, level, (uint)x, (uint)y, (uint)z)] == 0u) {
+      *lo = make_float3(g->p.origin_x + fx * s, g->p.origin_y + fy * s, g->p.origin_z + fz * s);
+      *hi = make_float3(lo->x + s, lo->y + s, lo->z + s);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Whether the cube of half-edge `reach` around p lies inside the box [lo, hi]. */
+TS_FN int vct_cube_in_box(float3 p, float reach, float3 lo, float3 hi) {
+  return p.x - reach >= lo.x && p.y - reach >= lo.y && p.z - reach >= lo.z && p.x + reach <= hi.x && p.y + reach <= hi.y &&
+         p.z + reach <= hi.z;
 }
 
 /* Whether a world point lies inside the grid, grown by `margin` world units. */

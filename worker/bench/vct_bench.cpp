@@ -66,6 +66,7 @@ json memory_json(const VctGridStats& g) {
           {"radiance_bytes", g.radiance_bytes},
           {"position_bytes", g.position_bytes},
           {"attribute_bytes", g.attribute_bytes},
+          {"dense_bytes", g.dense_bytes},
           {"total_bytes", g.total_bytes()},
           {"trace_bytes", g.trace_bytes()},
           {"transient_peak_bytes", g.transient_peak_bytes},

@@ -55,7 +55,7 @@ std::string OpenClVctRenderer::description() const {
 
 VctStepTimes OpenClVctRenderer::build() {
   const VctOptions& options = options_;
-  for (cl::Buffer* b : {&map_, &bricks_, &radiance_, &positions_, &albedo_, &normal_}) b->release();
+  for (cl::Buffer* b : {&map_, &bricks_, &radiance_, &positions_, &albedo_, &normal_, &dense_}) b->release();
   params_ = cpu::vct_grid_geometry(scene_.scene().host_view(), options.grid);
   VctStepTimes times;
   const uint32_t n = params_.resolution, levels = params_.level_count, cells = cpu::vct_total_cells(params_);
@@ -125,12 +125,14 @@ VctStepTimes OpenClVctRenderer::build() {
   // 4. The grid itself, checked against the budget as one set before anything is allocated.
   const uint64_t voxels = params_.voxel_offset[levels], level0 = params_.voxel_offset[1];
   const uint64_t brick_count = params_.brick_offset[levels];
+  const uint64_t dense_bytes = uint64_t(params_.dense_offset[levels]) * 4;
   budget_.check({{"vct_map", uint64_t(cells) * 4},
                  {"vct_bricks", brick_count * 16},
                  {"vct_radiance", voxels * 4},
                  {"vct_positions", voxels * 4},
                  {"vct_albedo", level0 * 4},
                  {"vct_normal", level0 * 4},
+                 {"vct_dense", dense_bytes},
                  {"vct_accumulators", level0 * TS_VCT_ACCUM_WORDS * 4}},
                 "VCT grid");
   map_ = budget_.create("vct_map", uint64_t(cells) * 4);
@@ -139,10 +141,12 @@ VctStepTimes OpenClVctRenderer::build() {
   positions_ = budget_.create("vct_positions", voxels * 4);
   albedo_ = budget_.create("vct_albedo", level0 * 4);
   normal_ = budget_.create("vct_normal", level0 * 4);
+  dense_ = budget_.create("vct_dense", dense_bytes);
+  structure.push_back(cl::fill_buffer_u32(device_, dense_, 0, dense_bytes));  // empty voxels of levels >= 1
   structure.push_back(cl::fill_buffer_u32(device_, counters, 0, 8 * TS_VCT_MAX_LEVELS));
   for (uint32_t l = 0; l < levels; ++l) {
     const uint32_t level_cells = cpu::vct_level_cells(params_, l);
-    assign_.set_args(params_, cl_uint(l), cl_uint(level_cells), masks, counters, map_, bricks_, positions_);
+    assign_.set_args(params_, cl_uint(l), cl_uint(level_cells), masks, counters, map_, bricks_, positions_, dense_);
     structure.push_back(cl::launch_1d(device_, assign_, level_cells, kLocal1d));
   }
   device_.finish();
@@ -197,7 +201,7 @@ VctStepTimes OpenClVctRenderer::relight() {
   std::vector<cl::Event> light, mips;
   light.push_back(cl::launch_1d(device_, relight_, level0, kLocal1d));
   for (uint32_t l = 1; l < params_.level_count; ++l) {
-    mip_.set_args(params_, cl_uint(l), map_, bricks_, radiance_, positions_);
+    mip_.set_args(params_, cl_uint(l), map_, bricks_, radiance_, positions_, dense_);
     mips.push_back(cl::launch_1d(device_, mip_, params_.voxel_offset[l + 1] - params_.voxel_offset[l], kLocal1d));
   }
   device_.finish();
@@ -229,6 +233,7 @@ void OpenClVctRenderer::render_tile(const CameraParams& camera, const RenderSett
   tile_.set_arg(arg++, map_);
   tile_.set_arg(arg++, bricks_);
   tile_.set_arg(arg++, radiance_);
+  tile_.set_arg(arg++, dense_);
   tile_.set_arg(arg++, vs);
   tile_.set_arg(arg++, lights_buffer_);
   tile_.set_arg(arg++, cl_uint(tile.x0));
@@ -252,6 +257,7 @@ cpu::VctGridData OpenClVctRenderer::read_grid() const {
   g.positions = cl::read_buffer<uint32_t>(device_, positions_, params_.voxel_offset[levels]);
   g.albedo = cl::read_buffer<uint32_t>(device_, albedo_, params_.voxel_offset[1]);
   g.normal = cl::read_buffer<uint32_t>(device_, normal_, params_.voxel_offset[1]);
+  g.dense = cl::read_buffer<uint32_t>(device_, dense_, params_.dense_offset[levels]);
   return g;
 }
 

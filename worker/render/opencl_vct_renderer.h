@@ -46,7 +46,7 @@ class OpenClVctRenderer final : public VctRenderer {
   cl::Kernel voxelize_, interior_columns_, interior_mark_, parent_masks_, count_, assign_, finalize_, relight_, mip_, tile_;
   VctOptions options_;
   VctGridParams params_{};
-  cl::Buffer map_, bricks_, radiance_, positions_, albedo_, normal_, lights_buffer_, output_;
+  cl::Buffer map_, bricks_, radiance_, positions_, albedo_, normal_, dense_, lights_buffer_, output_;
   std::vector<VctLight> lights_;
   VctGridStats stats_;
   VctStepTimes build_times_;

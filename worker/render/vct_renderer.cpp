@@ -22,6 +22,7 @@ VctGridStats vct_grid_stats(const VctGridParams& p, uint64_t transient_peak_byte
   s.radiance_bytes = voxels * 4;
   s.position_bytes = voxels * 4;
   s.attribute_bytes = level0 * 8;
+  s.dense_bytes = uint64_t(p.dense_offset[p.level_count]) * 4;
   s.transient_peak_bytes = transient_peak_bytes;
   return s;
 }

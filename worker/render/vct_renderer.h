@@ -35,10 +35,13 @@ struct VctGridStats {
   float voxel_size = 0;
   std::vector<uint64_t> voxels_per_level, bricks_per_level;
   uint64_t map_bytes = 0, brick_bytes = 0, radiance_bytes = 0, position_bytes = 0, attribute_bytes = 0;
+  uint64_t dense_bytes = 0;  // level-0 occupancy masks and dense levels >= 1 (what cones read without indirection)
   uint64_t transient_peak_bytes = 0;  // extra memory during the build (masks, fragment sums), freed after
-  uint64_t total_bytes() const { return map_bytes + brick_bytes + radiance_bytes + position_bytes + attribute_bytes; }
-  // What cone tracing reads: map, bricks and radiance.
-  uint64_t trace_bytes() const { return map_bytes + brick_bytes + radiance_bytes; }
+  uint64_t total_bytes() const {
+    return map_bytes + brick_bytes + radiance_bytes + position_bytes + attribute_bytes + dense_bytes;
+  }
+  // What cone tracing reads: map, bricks and radiance (level 0) and the dense array.
+  uint64_t trace_bytes() const { return map_bytes + brick_bytes + radiance_bytes + dense_bytes; }
   uint64_t dense_thesis_bytes() const { return uint64_t(resolution) * resolution * resolution * 4; }  // 4 B a voxel, level 0
 };
 VctGridStats vct_grid_stats(const VctGridParams& params, uint64_t transient_peak_bytes);

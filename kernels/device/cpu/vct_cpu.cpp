@@ -61,6 +61,12 @@ VctGridParams vct_grid_geometry(const SceneView& scene, uint32_t resolution) {
     offset += m * m * m;
   }
   p.map_offset[p.level_count] = offset;
+  uint32_t dense = 0;
+  for (uint32_t l = 0; l < p.level_count; ++l) {
+    p.dense_offset[l] = dense;
+    dense += vct_dense_level_words(&p, l);
+  }
+  p.dense_offset[p.level_count] = dense;
   return p;
 }
 
@@ -85,6 +91,7 @@ VctGrid VctGridData::view() const {
   g.map = map.data();
   g.bricks = bricks.data();
   g.radiance = radiance.data();
+  g.dense = dense.data();
   return g;
 }
 
@@ -132,11 +139,12 @@ VctGridData vct_build(const SceneView& scene, const ShadingContext& shading, uin
   grid.bricks.resize(p.brick_offset[p.level_count]);
   grid.positions.resize(p.voxel_offset[p.level_count]);
   grid.radiance.assign(p.voxel_offset[p.level_count], 0);
+  grid.dense.assign(p.dense_offset[p.level_count], 0);
   std::fill(counters.begin(), counters.end(), 0u);
   for (uint32_t l = 0; l < p.level_count; ++l)
     parallel_for(vct_level_cells(p, l), threads, [&](uint64_t c) {
       vct_assign_cell(&p, l, uint32_t(c), masks.data(), counters.data(), grid.map.data(), grid.bricks.data(),
-                      grid.positions.data());
+                      grid.positions.data(), grid.dense.data());
     });
   masks = {};
   t.structure_ms += ms_since(start);
@@ -179,7 +187,7 @@ void vct_build_mips(VctGridData& grid, unsigned threads) {
   for (uint32_t l = 1; l < grid.params.level_count; ++l) {
     const uint32_t first = grid.params.voxel_offset[l];
     parallel_for(grid.level_voxels(l), threads, [&](uint64_t k) {
-      grid.radiance[first + k] = vct_mip_voxel(&g, l, first + uint32_t(k), grid.positions.data());
+      vct_mip_voxel(&g, l, first + uint32_t(k), grid.positions.data(), grid.radiance.data(), grid.dense.data());
     });
   }
 }

@@ -13,7 +13,7 @@
 namespace tessera::cpu {
 
 // Grid geometry for a scene: a cube around the scene bounds with half a voxel of margin on the longest
-// axis, the map offsets of every level. resolution: a power of two in 4..1024 (else Error).
+// axis, the map and dense-array offsets of every level. resolution: a power of two in 4..1024 (else Error).
 VctGridParams vct_grid_geometry(const SceneView& scene, uint32_t resolution);
 // Total brick cells over all levels (entries of the map; the dense masks hold two words each).
 uint32_t vct_total_cells(const VctGridParams& params);
@@ -28,6 +28,7 @@ struct VctGridData {
   std::vector<uint4> bricks;
   std::vector<uint32_t> radiance, positions;  // every level
   std::vector<uint32_t> albedo, normal;       // level 0
+  std::vector<uint32_t> dense;                // level-0 occupancy masks, radiance of levels >= 1
 
   VctGrid view() const;
   uint32_t level_voxels(uint32_t level) const { return params.voxel_offset[level + 1] - params.voxel_offset[level]; }

@@ -47,10 +47,11 @@ __kernel void vct_count(const VctGridParams grid, const uint level, const uint c
 }
 
 __kernel void vct_assign(const VctGridParams grid, const uint level, const uint cells, __global const uint* dense_masks,
-                         __global uint* counters, __global uint* map, __global uint4* bricks, __global uint* vct_positions) {
+                         __global uint* counters, __global uint* map, __global uint4* bricks, __global uint* vct_positions,
+                         __global uint* dense) {
   uint c = get_global_id(0);
   if (c >= cells) return;
-  vct_assign_cell(&grid, level, c, dense_masks, counters, map, bricks, vct_positions);
+  vct_assign_cell(&grid, level, c, dense_masks, counters, map, bricks, vct_positions, dense);
 }
 
 /* Level-0 attributes from the fragment sums: one work item a level-0 voxel. */
@@ -75,7 +76,7 @@ __kernel void vct_relight(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const VctGridParam
 
 /* Mip level `level` >= 1 from level - 1: one work item a voxel of the level's active list. */
 __kernel void vct_mip(const VctGridParams grid, const uint level, __global const uint* map, __global const uint4* bricks,
-                      __global uint* radiance, __global const uint* positions) {
+                      __global uint* radiance, __global const uint* positions, __global uint* dense) {
   uint k = get_global_id(0);
   uint first = grid.voxel_offset[level];
   if (k >= grid.voxel_offset[level + 1u] - first) return;
@@ -84,13 +85,15 @@ __kernel void vct_mip(const VctGridParams grid, const uint level, __global const
   g.map = map;
   g.bricks = bricks;
   g.radiance = radiance;
-  radiance[first + k] = vct_mip_voxel(&g, level, first + k, positions);
+  g.dense = dense;
+  vct_mip_voxel(&g, level, first + k, positions, radiance, dense);
 }
 
 /* One work item a pixel of a tile; out holds the tile's pixels row by row (RGBA8). */
 __kernel void vct_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
                        const VctGridParams grid, __global const uint* map, __global const uint4* bricks,
-                       __global const uint* radiance, const VctSettings vct, __global const VctLight* vct_lights,
+                       __global const uint* radiance, __global const uint* dense, const VctSettings vct,
+                       __global const VctLight* vct_lights,
                        const uint tile_x0, const uint tile_y0, const uint tile_w, const uint tile_h, __global uint* out) {
   uint x = get_global_id(0), y = get_global_id(1);
   if (x >= tile_w || y >= tile_h) return;
@@ -101,5 +104,6 @@ __kernel void vct_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings 
   g.map = map;
   g.bricks = bricks;
   g.radiance = radiance;
+  g.dense = dense;
   out[y * tile_w + x] = vct_pixel(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile_x0 + x, tile_y0 + y);
 }
