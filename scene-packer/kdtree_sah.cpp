@@ -151,10 +151,9 @@ class SahBuilder {
       const size_t end = list.begin[k + 1];
       while (i < end) {
         const uint32_t key = event_key(ev[i]);
-        uint32_t ends = 0, planars = 0, starts = 0;
-        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kEnd) ++ends, ++i;
-        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kPlanar) ++planars, ++i;
-        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kStart) ++starts, ++i;
+        std::array<uint32_t, 3> of_type{};  // end, planar and start events at this position
+        for (; i < end && event_key(ev[i]) == key; ++i) ++of_type[event_type(ev[i])];
+        const uint32_t ends = of_type[kEnd], planars = of_type[kPlanar], starts = of_type[kStart];
         n_above -= planars + ends;
         const float pos = key_float(key);
         const double p_below = 2.0 * (cap + (double(pos) - box.min[k]) * girth) * inv_area;
