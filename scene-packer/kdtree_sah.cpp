@@ -51,6 +51,9 @@ void append_events(uint32_t tri, const Box& b, AxisEvents& out) {
 
 enum Side : uint8_t { kBoth, kBelowOnly, kAboveOnly };
 
+// Unused capacity (in events) a waiting child list may keep before it is trimmed.
+constexpr size_t kMaxSpareEvents = size_t(1) << 16;
+
 struct Split {
   int axis = -1;
   uint32_t key = 0;
@@ -148,10 +151,9 @@ class SahBuilder {
       const size_t end = list.begin[k + 1];
       while (i < end) {
         const uint32_t key = event_key(ev[i]);
-        uint32_t ends = 0, planars = 0, starts = 0;
-        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kEnd) ++ends, ++i;
-        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kPlanar) ++planars, ++i;
-        while (i < end && event_key(ev[i]) == key && event_type(ev[i]) == kStart) ++starts, ++i;
+        std::array<uint32_t, 3> of_type{};  // end, planar and start events at this position
+        for (; i < end && event_key(ev[i]) == key; ++i) ++of_type[event_type(ev[i])];
+        const uint32_t ends = of_type[kEnd], planars = of_type[kPlanar], starts = of_type[kStart];
         n_above -= planars + ends;
         const float pos = key_float(key);
         const double p_below = 2.0 * (cap + (double(pos) - box.min[k]) * girth) * inv_area;
@@ -227,34 +229,39 @@ class SahBuilder {
 
     below->tri_count = n_below;
     above->tri_count = n_above;
-    std::array<size_t, 3> count_below{}, count_above{};
+    // One pass hands every event to its triangle's side. Reserving for the whole list leaves the
+    // untouched tail unmapped; the above list waits for the below subtree, so it is trimmed.
+    const size_t new_events_below = new_below[0].size() + new_below[1].size() + new_below[2].size();
+    const size_t new_events_above = new_above[0].size() + new_above[1].size() + new_above[2].size();
+    below->events.reserve(list.events.size() + new_events_below);
+    above->events.reserve(list.events.size() + new_events_above);
     for (int a = 0; a < 3; ++a) {
-      for (size_t i = list.begin[a]; i < list.begin[a + 1]; ++i) {
-        const uint8_t side = side_[event_tri(ev[i])];
-        count_below[a] += side == kBelowOnly;
-        count_above[a] += side == kAboveOnly;
-      }
-      below->begin[a + 1] = below->begin[a] + count_below[a] + new_below[a].size();
-      above->begin[a + 1] = above->begin[a] + count_above[a] + new_above[a].size();
+      distribute_run(ev + list.begin[a], ev + list.begin[a + 1], new_below[a], new_above[a], below->events,
+                     above->events);
+      below->begin[a + 1] = below->events.size();
+      above->begin[a + 1] = above->events.size();
     }
-    below->events.reserve(below->begin[3]);
-    above->events.reserve(above->begin[3]);
-    for (int a = 0; a < 3; ++a) {
-      merge_run(ev + list.begin[a], ev + list.begin[a + 1], kBelowOnly, new_below[a], &below->events);
-      merge_run(ev + list.begin[a], ev + list.begin[a + 1], kAboveOnly, new_above[a], &above->events);
-    }
+    if (above->events.capacity() - above->events.size() > kMaxSpareEvents) above->events.shrink_to_fit();
   }
 
-  // Appends the events of [first, last) on side `want`, merged with the sorted `extra`.
-  void merge_run(const Event* first, const Event* last, uint8_t want, const std::vector<Event>& extra,
-                 std::vector<Event>* out) const {
-    size_t j = 0;
+  // Appends the events of [first, last) to the side their triangle lies on, each side merged with
+  // its sorted new events; triangles on both sides got new events already.
+  void distribute_run(const Event* first, const Event* last, const std::vector<Event>& extra_below,
+                      const std::vector<Event>& extra_above, std::vector<Event>& below,
+                      std::vector<Event>& above) const {
+    size_t jb = 0, ja = 0;
     for (const Event* e = first; e != last; ++e) {
-      if (side_[event_tri(*e)] != want) continue;
-      while (j < extra.size() && extra[j] < *e) out->push_back(extra[j++]);
-      out->push_back(*e);
+      const uint8_t side = side_[event_tri(*e)];
+      if (side == kBelowOnly) {
+        while (jb < extra_below.size() && extra_below[jb] < *e) below.push_back(extra_below[jb++]);
+        below.push_back(*e);
+      } else if (side == kAboveOnly) {
+        while (ja < extra_above.size() && extra_above[ja] < *e) above.push_back(extra_above[ja++]);
+        above.push_back(*e);
+      }
     }
-    out->insert(out->end(), extra.begin() + std::ptrdiff_t(j), extra.end());
+    below.insert(below.end(), extra_below.begin() + std::ptrdiff_t(jb), extra_below.end());
+    above.insert(above.end(), extra_above.begin() + std::ptrdiff_t(ja), extra_above.end());
   }
 
   void make_leaf(uint32_t node, const EventList& list) {

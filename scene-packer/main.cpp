@@ -88,6 +88,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-textures", no_textures, "Leave textures out");
   app.add_option("--zstd-level", options.zstd_level, "zstd compression level of the sections")
       ->capture_default_str()->check(CLI::Range(1, 19));
+  app.add_option("--texture-zstd-level", options.texture_zstd_level,
+                 "Highest zstd level for the texels (lower of this and --zstd-level)")
+      ->capture_default_str()->check(CLI::Range(1, 19));
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,6 @@
 #include "scene-packer/packer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -188,7 +189,8 @@ PackReport pack_scene(const PackOptions& options) {
   sections.push_back(make_section(tpk::MATERIAL_RUNS, q.material_runs));
   sections.push_back(make_section(tpk::KD_NODES, tree.nodes));
   sections.push_back(make_section(tpk::KD_LEAF_REFS, tree.leaf_refs));
-  if (!texels.empty()) sections.push_back({tpk::TEXELS, std::move(texels)});
+  if (!texels.empty())
+    sections.push_back({tpk::TEXELS, std::move(texels), std::min(options.zstd_level, options.texture_zstd_level)});
 
   t = Clock::now();
   write_tpk(options.output, m, sections, options.zstd_level);

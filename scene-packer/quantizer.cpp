@@ -1,6 +1,7 @@
 #include "scene-packer/quantizer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
@@ -68,6 +69,27 @@ std::vector<uint64_t> occupied_cells(const CellGrid& grid, const std::vector<flo
   return keys;
 }
 
+// Whether at most `limit` distinct cells hold a vertex. The bisection below only needs this
+// answer, so it counts in a small hash set and stops once the limit is passed instead of
+// sorting every vertex's key per probe.
+bool occupied_cells_fit(const CellGrid& grid, const std::vector<float>& positions, size_t limit) {
+  constexpr uint64_t kEmpty = UINT64_MAX;  // no key has all 64 bits set (coordinates < 65535)
+  const size_t capacity = std::bit_ceil(2 * limit + 2);  // load factor stays below 1/2
+  const int shift = 64 - std::countr_zero(capacity);
+  std::vector<uint64_t> slots(capacity, kEmpty);
+  size_t distinct = 0;
+  for (size_t v = 0; v < positions.size() / 3; ++v) {
+    const uint64_t key = cell_key(grid, &positions[3 * v]);
+    size_t i = size_t((key * 0x9E3779B97F4A7C15ull) >> shift);
+    while (slots[i] != kEmpty && slots[i] != key) i = (i + 1) & (capacity - 1);
+    if (slots[i] == kEmpty) {
+      slots[i] = key;
+      if (++distinct > limit) return false;
+    }
+  }
+  return true;
+}
+
 // The finest subdivision of the longest box side (found by bisection, as in the paper) whose
 // occupied cells fit a 16-bit index.
 CellGrid choose_grid(const Aabb& box, const std::vector<float>& positions) {
@@ -76,7 +98,7 @@ CellGrid choose_grid(const Aabb& box, const std::vector<float>& positions) {
     const CellGrid g = make_grid(box, n);
     for (uint32_t r : g.resolution)
       if (r > kMaxGridResolution) return false;
-    return occupied_cells(g, positions).size() <= kMaxGeometryCells;
+    return occupied_cells_fit(g, positions, kMaxGeometryCells);
   };
   if (fits(hi)) return make_grid(box, hi);
   while (hi - lo > 1) {
@@ -85,6 +107,34 @@ CellGrid choose_grid(const Aabb& box, const std::vector<float>& positions) {
   }
   return make_grid(box, lo);
 }
+
+// Normals in the table's 16-bit index. Vertices split by texcoords or copied by --replicate
+// repeat the same normal, so each distinct vector is searched for once.
+class CachedNormalEncoder {
+ public:
+  uint16_t encode(const float* n) {
+    const Key key{std::bit_cast<uint32_t>(n[0]), std::bit_cast<uint32_t>(n[1]), std::bit_cast<uint32_t>(n[2])};
+    auto [it, inserted] = cache_.try_emplace(key, 0);
+    if (inserted) it->second = encoder().encode({n[0], n[1], n[2]});
+    return it->second;
+  }
+
+ private:
+  struct Key {
+    uint32_t x, y, z;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return size_t(((uint64_t(k.x) * 0x9E3779B97F4A7C15ull) ^ k.y) * 0xC2B2AE3D27D4EB4Full ^ k.z);
+    }
+  };
+  static const NormalEncoder& encoder() {
+    static const NormalEncoder shared;
+    return shared;
+  }
+  std::unordered_map<Key, uint16_t, KeyHash> cache_;
+};
 
 // Texture coordinates in 16 bits: each triangle's are shifted by whole numbers so they start in
 // [0, 1) (textures repeat, so the shift is invisible), then stored as fixed point with b integer
@@ -277,9 +327,8 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
   out.vertex_count = order.size();
 
   // ---- per-vertex attributes in the new order ----
-  const NormalEncoder* encoder = nullptr;
-  static const NormalEncoder shared_encoder;
-  if (options.normals && mesh.has_normals()) encoder = &shared_encoder;
+  const bool encode_normals = options.normals && mesh.has_normals();
+  CachedNormalEncoder encoder;
   out.decoded_positions.reserve(3 * order.size());
   for (uint32_t v : order) {
     for (int a = 0; a < 3; ++a) out.decoded_positions.push_back(decoded[3 * v + a]);
@@ -290,8 +339,8 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
       for (int a = 0; a < 3; ++a) out.positions.push_back(mesh.positions[3 * v + a]);
     }
     if (mesh.has_normals()) {
-      if (encoder)
-        out.normal_indices.push_back(encoder->encode({mesh.normals[3 * v], mesh.normals[3 * v + 1], mesh.normals[3 * v + 2]}));
+      if (encode_normals)
+        out.normal_indices.push_back(encoder.encode(&mesh.normals[3 * v]));
       else
         for (int a = 0; a < 3; ++a) out.normals.push_back(mesh.normals[3 * v + a]);
     }
@@ -305,7 +354,7 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
       }
     }
   }
-  if (encoder) {
+  if (encode_normals) {
     out.quantization.set_normal_table(kNormalTableName);
     out.quantization.set_normal_table_size(kNormalTableSize);
   }

@@ -1,5 +1,6 @@
 #include "common/scene/obj_validator.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -33,19 +34,50 @@ struct Cursor {
   throw Error(file + ":" + std::to_string(line) + ": " + what);
 }
 
-bool parse_float(std::string_view token, double& value) {
+// Plain decimals ("-1.25", "3", ".5"): all a mesh file normally holds, and finite within the
+// 64 characters allowed. Anything else (exponents, inf, hex) goes through strtod.
+bool is_plain_decimal(std::string_view token) {
+  size_t i = token[0] == '-' || token[0] == '+' ? 1 : 0;
+  bool digits = false, point = false;
+  for (; i < token.size(); ++i) {
+    const char c = token[i];
+    if (c >= '0' && c <= '9')
+      digits = true;
+    else if (c == '.' && !point)
+      point = true;
+    else
+      return false;
+  }
+  return digits;
+}
+
+// Only whether the token is a number and its value is finite matter to the validator.
+bool parse_finite_float(std::string_view token, bool& finite) {
   if (token.empty() || token.size() > 64) return false;
+  if (is_plain_decimal(token)) {
+    finite = true;
+    return true;
+  }
   char buffer[65];
   token.copy(buffer, token.size());
   buffer[token.size()] = 0;
   char* end = nullptr;
   errno = 0;
-  value = std::strtod(buffer, &end);
+  finite = std::isfinite(std::strtod(buffer, &end));
   return end == buffer + token.size();
 }
 
 bool parse_int(std::string_view token, long& value) {
   if (token.empty() || token.size() > 20) return false;
+  // Up to 18 digits, optionally negative, cannot overflow: the common case, without strtol.
+  const size_t first = token[0] == '-' ? 1 : 0;
+  if (token.size() > first && token.size() - first <= 18 &&
+      std::all_of(token.begin() + first, token.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    long v = 0;
+    for (size_t i = first; i < token.size(); ++i) v = 10 * v + (token[i] - '0');
+    value = first ? -v : v;
+    return true;
+  }
   char buffer[21];
   token.copy(buffer, token.size());
   buffer[token.size()] = 0;
@@ -84,9 +116,9 @@ void validate_obj_text(std::string_view text, const std::string& file) {
       while (!c.at_end()) {
         const std::string_view token = c.token();
         if (token[0] == '#') break;
-        double value = 0;
-        if (!parse_float(token, value)) fail(file, line, "'" + std::string(token) + "' is not a number");
-        if (!std::isfinite(value)) fail(file, line, std::string(keyword) + " has a non-finite coordinate");
+        bool finite = false;
+        if (!parse_finite_float(token, finite)) fail(file, line, "'" + std::string(token) + "' is not a number");
+        if (!finite) fail(file, line, std::string(keyword) + " has a non-finite coordinate");
         ++read;
       }
       if (read < needed) fail(file, line, std::string(keyword) + " needs " + std::to_string(needed) + " coordinates");

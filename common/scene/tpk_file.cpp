@@ -41,7 +41,7 @@ void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const
   std::vector<std::vector<uint8_t>> stored;
   uint64_t offset = 0;
   for (const auto& s : sections) {
-    stored.push_back(zstd_compress(s.raw, zstd_level));
+    stored.push_back(zstd_compress(s.raw, s.zstd_level > 0 ? s.zstd_level : zstd_level));
     tpk::Section* entry = manifest.add_sections();
     entry->set_kind(s.kind);
     entry->set_offset(offset);

@@ -17,6 +17,7 @@ inline constexpr size_t kTpkHeaderSize = 24;
 struct TpkSectionData {
   tpk::SectionKind kind;
   std::vector<uint8_t> raw;
+  int zstd_level = 0;  // 0: the level write_tpk is given
 };
 
 template <typename T>
@@ -25,8 +26,8 @@ TpkSectionData make_section(tpk::SectionKind kind, const std::vector<T>& values)
   return {kind, std::vector<uint8_t>(bytes, bytes + values.size() * sizeof(T))};
 }
 
-// Compresses the sections, fills manifest.sections and format_version, and writes the file
-// atomically. `manifest` is updated in place so callers can report section sizes.
+// Compresses the sections (each at its own zstd_level, else at zstd_level), fills
+// manifest.sections and format_version, and writes the file atomically. `manifest` is updated in place so callers can report section sizes.
 void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const std::vector<TpkSectionData>& sections,
                int zstd_level);
 
