@@ -10,7 +10,6 @@
 #include "common/scene/aabb.h"
 #include "common/scene/normal_table.h"
 #include "kernels/scene/scene_view.h"
-#include "scene-packer/spatial_order.h"
 
 namespace tessera::pack {
 namespace {
@@ -287,20 +286,10 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
       kept.push_back(t);
   }
   if (kept.empty()) throw Error("every triangle of the scene is degenerate");
-  // Group by material (few runs in the material table), in Morton order inside a group
-  // (spatial_order.h); ties keep the input order, so the result is deterministic.
-  {
-    const std::vector<uint32_t> codes = centroid_morton_codes(decoded, mesh.triangles, kept);
-    std::vector<uint32_t> rank(kept.size());
-    std::iota(rank.begin(), rank.end(), 0u);
-    std::stable_sort(rank.begin(), rank.end(), [&](uint32_t a, uint32_t b) {
-      const uint32_t ma = mesh.triangle_materials[kept[a]], mb = mesh.triangle_materials[kept[b]];
-      return ma != mb ? ma < mb : codes[a] < codes[b];
-    });
-    std::vector<uint32_t> sorted(kept.size());
-    for (size_t i = 0; i < rank.size(); ++i) sorted[i] = kept[rank[i]];
-    kept.swap(sorted);
-  }
+  // Group by material (stable, so the input order survives inside a group).
+  std::stable_sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
+    return mesh.triangle_materials[a] < mesh.triangle_materials[b];
+  });
 
   // ---- renumber vertices in first-use order, dropping unused ones ----
   std::vector<uint32_t> new_index(nv, UINT32_MAX);
