@@ -15,6 +15,7 @@
 #include "common/render/vct_options.h"
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
+#include "worker/render/opencl_vct_renderer.h"
 #include "worker/render/vct_renderer.h"
 
 namespace tessera {
@@ -341,6 +342,38 @@ TEST(VctBackends, HostAndOpenClAgree) {
       EXPECT_LE(d.fraction_over_threshold, 0.002) << "preset " << preset << ", max diff " << d.max_abs_diff;
       EXPECT_LT(psnr_rgb(a, ImageRgba8(48, 40, Rgba8{0, 0, 0, 255})), 30.0) << "a blank image";
     }
+  }
+}
+
+TEST(VctBackends, SplitTileEqualsSingleKernel) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  PackedFile cornell("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  const PackedScene scene = PackedScene::load(cornell.path);
+  auto renderer = make_vct_renderer(scene, {"cpu", std::nullopt, 0}, {32, false});
+  auto* pocl = dynamic_cast<OpenClVctRenderer*>(renderer.get());
+  ASSERT_NE(pocl, nullptr);
+  const CameraParams camera = default_camera(scene, 48, 40);
+  const RenderSettings settings = default_render_settings(scene);
+  auto both = [&](const VctFrameSettings& f, const std::string& what) {
+    pocl->set_split_tile(false);
+    const ImageRgba8 single = render_vct_frame(*pocl, camera, settings, f, 17);  // tiles of several sizes
+    EXPECT_EQ(pocl->last_primary_ms(), 0.0);
+    pocl->set_split_tile(true);
+    const ImageRgba8 split = render_vct_frame(*pocl, camera, settings, f, 17);
+    EXPECT_GT(pocl->last_primary_ms(), 0.0);
+    EXPECT_GT(pocl->last_shade_ms(), 0.0);
+    EXPECT_TRUE(split == single) << what;
+  };
+  for (int preset = 1; preset <= 5; ++preset) {
+    VctFrameSettings f;
+    f.preset = preset;
+    both(f, "preset " + std::to_string(preset));
+  }
+  for (VctOutput output : {VctOutput::ao, VctOutput::indirect}) {
+    VctFrameSettings f;
+    f.preset = 5;
+    f.output = output;
+    both(f, "output " + std::to_string(int(output)));
   }
 }
 

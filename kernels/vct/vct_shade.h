@@ -7,12 +7,15 @@
  *   3 + ambient occlusion (cones)          thesis used a shadow map)
  *   4 + diffuse indirect light (cones)  5 like 4 with a cone-traced soft shadow instead of the ray
  * The mode is diffuse only (mirror and glass shade with their colour as albedo); cut-out texels let
- * primary rays through, as in the raytrace mode. */
+ * primary rays through, as in the raytrace mode. A pixel is two halves, vct_primary_surface (the kd-tree
+ * walk of the primary ray) and vct_shade_surface (cones, lights, shadows), so the OpenCL tile render can
+ * run them as two kernels: the walk then runs without the registers the cones take. */
 #ifndef TESSERA_KERNELS_VCT_VCT_SHADE_H
 #define TESSERA_KERNELS_VCT_VCT_SHADE_H
 #include "kernels/render/camera.h"
 #include "kernels/vct/vct_cone.h"
 #include "kernels/vct/vct_light.h"
+#include "kernels/vct/vct_surface.h"
 
 #define TS_VCT_OUTPUT_COLOR 0u
 #define TS_VCT_OUTPUT_AO 1u           /* the cone-traced ambient occlusion as linear grey */
@@ -50,96 +53,130 @@ TS_FN float vct_ao_reference(const SceneView* scene, float3 p, float3 n, float e
   return rays > 0u ? (float)open / (float)rays : 1.0f;
 }
 
-/* Linear radiance of one pixel; *ao_out receives the ambient occlusion (1 where none was traced). */
-TS_FN float3 vct_radiance(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
-                          const VctSettings* vs, TS_GLOBAL const VctLight* lights, float3 org, float3 dir, Rng* rng,
-                          float* ao_out) {
+/* The primary ray's part of a pixel: through cut-out texels to the first opaque surface. */
+TS_FN VctSurfaceRecord vct_primary_surface(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
+                                           float3 org, float3 dir) {
   uint pass;
-  *ao_out = 1.0f;
+  float3 background = make_float3(rs->background_r, rs->background_g, rs->background_b);
   for (pass = 0u; pass < TS_VCT_MAX_PASS_THROUGH; ++pass) {
     Hit hit;
     Surface s;
     MaterialGpu m;
     float4 albedo;
-    float3 a, o, direct = make_float3(0.0f, 0.0f, 0.0f), indirect = make_float3(0.0f, 0.0f, 0.0f), result;
-    float ao = 1.0f, full;
-    uint l;
-    if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit))
-      return make_float3(rs->background_r, rs->background_g, rs->background_b);
+    VctSurfaceRecord r;
+    if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, background);
     s = surface_at(scene, ctx, dir, &hit);
     m = ctx->materials[s.material];
-    if (m.type == TS_MATERIAL_EMISSIVE) return make_float3(m.emission_r, m.emission_g, m.emission_b);
+    if (m.type == TS_MATERIAL_EMISSIVE)
+      return vct_surface_radiance(TS_VCT_SURFACE_EMISSIVE, make_float3(m.emission_r, m.emission_g, m.emission_b));
     albedo = surface_albedo(ctx, &s);
     if (albedo.w < 0.5f) { /* cut-out: continue behind the surface */
       org = v3_madd(s.p, s.ng, -rs->ray_epsilon);
       continue;
     }
-    a = make_float3(albedo.x, albedo.y, albedo.z);
-    if (vs->output == TS_VCT_OUTPUT_AO_REFERENCE) {
-      *ao_out = vct_ao_reference(scene, s.p, s.ng, rs->ray_epsilon, vs->ao_distance, vs->ao_reference_rays, rng);
-      return make_float3(*ao_out, *ao_out, *ao_out);
-    }
-    o = v3_madd(s.p, s.ns, vs->cone_offset);
-    full = g->p.voxel_size * (float)g->p.resolution * 1.7320508f;
-    if (vs->preset >= 3u || vs->output == TS_VCT_OUTPUT_AO)
-      vct_diffuse_cones_lifted(g, o, s.ns, vs->ao_distance, vs->preset >= 4u ? full : vs->ao_distance * (1.0f / 1.5f),
-                               vs->indirect_normalize, vs->side_lift, &ao, &indirect);
-    *ao_out = ao;
-    if (vs->output == TS_VCT_OUTPUT_AO) return make_float3(ao, ao, ao);
-    indirect = v3_scale(indirect, vs->indirect_scale);
-    if (vs->output == TS_VCT_OUTPUT_INDIRECT) return vs->preset >= 4u ? v3_mul(a, indirect) : make_float3(0.0f, 0.0f, 0.0f);
-    for (l = 0u; l < vs->light_count; ++l) {
-      VctLight light = lights[l];
-      float3 wi, inc;
-      float dist, cosine, shadow = 1.0f, total;
-      inc = vct_light_incident(&light, s.p, &wi, &dist);
-      cosine = v3_dot(s.ns, wi);
-      if (cosine <= 0.0f || v3_dot(s.ng, wi) <= 0.0f) continue;
-      if (vs->preset >= 2u && vs->preset <= 4u) {
-        float3 ro = v3_madd(s.p, s.ng, rs->ray_epsilon);
-        int blocked = light.type == TS_VCT_LIGHT_DIRECTIONAL
-                          ? kd_intersect_any(scene, ro, wi, 0.0f, TS_INFINITY)
-                          : kd_intersect_any(scene, ro, v3_sub(make_float3(light.x, light.y, light.z), ro), 0.0f, 0.9999f);
-        shadow = blocked ? 0.0f : 1.0f;
-      } else if (vs->preset >= 5u) {
-        float reach = TS_INFINITY;
-        float3 aim = wi;
-        if (light.type != TS_VCT_LIGHT_DIRECTIONAL) {
-          float3 target = make_float3(light.x, light.y, light.z);
-          if (light.type == TS_VCT_LIGHT_AREA) {
-            float3 ln = make_float3(light.nx, light.ny, light.nz);
-            target = v3_madd(target, ln, v3_dot(ln, v3_sub(o, target)) >= 0.0f ? light.cone_lift : -light.cone_lift);
-          }
-          reach = v3_length(v3_sub(target, o));
-          if (reach > 0.0f) aim = v3_scale(v3_sub(target, o), 1.0f / reach);
-        }
-        shadow = vct_shadow_cone(g, o, aim, vs->shadow_sin_half, reach);
-      }
-      total = vs->preset >= 3u ? vs->shadow_mix * shadow * ao + (1.0f - vs->shadow_mix) * ao : shadow;
-      direct = v3_madd(direct, inc, cosine * total);
-    }
-    /* Eq. 4.10 has no ambient term: presets 1 - 3 keep the raytrace mode's ambient (times AO), 4 and 5
-     * have the traced indirect light instead. */
-    if (vs->preset >= 4u) return v3_mul(a, v3_add(direct, indirect));
-    result = v3_mul(a, v3_add(direct, make_float3(rs->ambient * ao, rs->ambient * ao, rs->ambient * ao)));
-    return result;
+    r.p = s.p;
+    r.ng = s.ng;
+    r.ns = s.ns;
+    r.color = make_float3(albedo.x, albedo.y, albedo.z);
+    r.kind = TS_VCT_SURFACE_LIT;
+    return r;
   }
-  return make_float3(rs->background_r, rs->background_g, rs->background_b);
+  return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, background);
 }
 
-/* One pixel as packed sRGB RGBA8. */
-TS_FN uint vct_pixel(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
-                     const VctSettings* vs, TS_GLOBAL const VctLight* lights, const CameraParams* cam, uint px, uint py) {
+/* Linear radiance of a primary ray's record; *ao_out receives the ambient occlusion (1 where none was
+ * traced). The scene is traced only by hard shadows (presets 2 - 4) and the AO reference. */
+TS_FN float3 vct_shade_surface(const SceneView* scene, const RenderSettings* rs, const VctGrid* g, const VctSettings* vs,
+                               TS_GLOBAL const VctLight* lights, const VctSurfaceRecord* s, Rng* rng, float* ao_out) {
+  float3 a = s->color, o, direct = make_float3(0.0f, 0.0f, 0.0f), indirect = make_float3(0.0f, 0.0f, 0.0f);
+  float ao = 1.0f, full;
+  uint l;
+  *ao_out = 1.0f;
+  if (s->kind != TS_VCT_SURFACE_LIT) return s->color;
+  if (vs->output == TS_VCT_OUTPUT_AO_REFERENCE) {
+    *ao_out = vct_ao_reference(scene, s->p, s->ng, rs->ray_epsilon, vs->ao_distance, vs->ao_reference_rays, rng);
+    return make_float3(*ao_out, *ao_out, *ao_out);
+  }
+  o = v3_madd(s->p, s->ns, vs->cone_offset);
+  full = g->p.voxel_size * (float)g->p.resolution * 1.7320508f;
+  if (vs->preset >= 3u || vs->output == TS_VCT_OUTPUT_AO)
+    vct_diffuse_cones_lifted(g, o, s->ns, vs->ao_distance, vs->preset >= 4u ? full : vs->ao_distance * (1.0f / 1.5f),
+                             vs->indirect_normalize, vs->side_lift, &ao, &indirect);
+  *ao_out = ao;
+  if (vs->output == TS_VCT_OUTPUT_AO) return make_float3(ao, ao, ao);
+  indirect = v3_scale(indirect, vs->indirect_scale);
+  if (vs->output == TS_VCT_OUTPUT_INDIRECT) return vs->preset >= 4u ? v3_mul(a, indirect) : make_float3(0.0f, 0.0f, 0.0f);
+  for (l = 0u; l < vs->light_count; ++l) {
+    VctLight light = lights[l];
+    float3 wi, inc;
+    float dist, cosine, shadow = 1.0f, total;
+    inc = vct_light_incident(&light, s->p, &wi, &dist);
+    cosine = v3_dot(s->ns, wi);
+    if (cosine <= 0.0f || v3_dot(s->ng, wi) <= 0.0f) continue;
+    if (vs->preset >= 2u && vs->preset <= 4u) {
+      float3 ro = v3_madd(s->p, s->ng, rs->ray_epsilon);
+      int blocked = light.type == TS_VCT_LIGHT_DIRECTIONAL
+                        ? kd_intersect_any(scene, ro, wi, 0.0f, TS_INFINITY)
+                        : kd_intersect_any(scene, ro, v3_sub(make_float3(light.x, light.y, light.z), ro), 0.0f, 0.9999f);
+      shadow = blocked ? 0.0f : 1.0f;
+    } else if (vs->preset >= 5u) {
+      float reach = TS_INFINITY;
+      float3 aim = wi;
+      if (light.type != TS_VCT_LIGHT_DIRECTIONAL) {
+        float3 target = make_float3(light.x, light.y, light.z);
+        if (light.type == TS_VCT_LIGHT_AREA) {
+          float3 ln = make_float3(light.nx, light.ny, light.nz);
+          target = v3_madd(target, ln, v3_dot(ln, v3_sub(o, target)) >= 0.0f ? light.cone_lift : -light.cone_lift);
+        }
+        reach = v3_length(v3_sub(target, o));
+        if (reach > 0.0f) aim = v3_scale(v3_sub(target, o), 1.0f / reach);
+      }
+      shadow = vct_shadow_cone(g, o, aim, vs->shadow_sin_half, reach);
+    }
+    total = vs->preset >= 3u ? vs->shadow_mix * shadow * ao + (1.0f - vs->shadow_mix) * ao : shadow;
+    direct = v3_madd(direct, inc, cosine * total);
+  }
+  /* Eq. 4.10 has no ambient term: presets 1 - 3 keep the raytrace mode's ambient (times AO), 4 and 5
+   * have the traced indirect light instead. */
+  if (vs->preset >= 4u) return v3_mul(a, v3_add(direct, indirect));
+  return v3_mul(a, v3_add(direct, make_float3(rs->ambient * ao, rs->ambient * ao, rs->ambient * ao)));
+}
+
+/* Linear radiance of one primary ray; *ao_out as in vct_shade_surface. */
+TS_FN float3 vct_radiance(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
+                          const VctSettings* vs, TS_GLOBAL const VctLight* lights, float3 org, float3 dir, Rng* rng,
+                          float* ao_out) {
+  VctSurfaceRecord s = vct_primary_surface(scene, ctx, rs, org, dir);
+  return vct_shade_surface(scene, rs, g, vs, lights, &s, rng, ao_out);
+}
+
+/* The record of pixel (px, py)'s primary ray. */
+TS_FN VctSurfaceRecord vct_pixel_surface(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
+                                         const CameraParams* cam, uint px, uint py) {
   float3 dir = camera_direction(cam, (float)px + 0.5f, (float)py + 0.5f);
+  return vct_primary_surface(scene, ctx, rs, camera_origin(cam), dir);
+}
+
+/* Pixel (px, py) from its primary ray's record, as packed sRGB RGBA8. */
+TS_FN uint vct_pixel_shade(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
+                           const VctSettings* vs, TS_GLOBAL const VctLight* lights, const CameraParams* cam, uint px,
+                           uint py, const VctSurfaceRecord* s) {
   Rng rng = rng_make(py * cam->width + px, 0u, rs->seed);
   float ao;
-  float3 c = vct_radiance(scene, ctx, rs, g, vs, lights, camera_origin(cam), dir, &rng, &ao);
+  float3 c = vct_shade_surface(scene, rs, g, vs, lights, s, &rng, &ao);
   if (vs->output == TS_VCT_OUTPUT_AO || vs->output == TS_VCT_OUTPUT_AO_REFERENCE) {
     /* linear grey, so images can be compared as numbers: 0 occluded, 255 open */
     uint q = (uint)ts_floor(ts_fmin(ts_fmax(ao, 0.0f), 1.0f) * 255.0f + 0.5f);
     return q | (q << 8) | (q << 16) | 0xFF000000u;
   }
   return pack_rgba8(&ctx->color, v3_scale(c, rs->exposure));
+}
+
+/* One pixel as packed sRGB RGBA8. */
+TS_FN uint vct_pixel(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
+                     const VctSettings* vs, TS_GLOBAL const VctLight* lights, const CameraParams* cam, uint px, uint py) {
+  VctSurfaceRecord s = vct_pixel_surface(scene, ctx, rs, cam, px, py);
+  return vct_pixel_shade(scene, ctx, rs, g, vs, lights, cam, px, py, &s);
 }
 
 #endif

@@ -42,6 +42,8 @@ OpenClVctRenderer::OpenClVctRenderer(const PackedScene& scene, const std::string
       relight_(program_.kernel("vct_relight")),
       mip_(program_.kernel("vct_mip")),
       tile_(program_.kernel("vct_tile")),
+      tile_primary_(program_.kernel("vct_tile_primary")),
+      tile_shade_(program_.kernel("vct_tile_shade")),
       options_(options),
       lights_(std::move(lights)) {
   build_times_ = build();
@@ -225,25 +227,57 @@ void OpenClVctRenderer::render_tile(const CameraParams& camera, const RenderSett
     output_ = budget_.create("tile_output", bytes, cl::BufferAccess::write_only);
   }
   const VctSettings vs = make_vct_settings(frame, params_, uint32_t(lights_.size()));
-  cl_uint arg = scene_.set_scene_args(tile_, 0);
-  arg = scene_.set_shading_args(tile_, arg);
-  tile_.set_arg(arg++, settings);
-  tile_.set_arg(arg++, camera);
-  tile_.set_arg(arg++, params_);
-  tile_.set_arg(arg++, map_);
-  tile_.set_arg(arg++, bricks_);
-  tile_.set_arg(arg++, radiance_);
-  tile_.set_arg(arg++, dense_);
-  tile_.set_arg(arg++, vs);
-  tile_.set_arg(arg++, lights_buffer_);
-  tile_.set_arg(arg++, cl_uint(tile.x0));
-  tile_.set_arg(arg++, cl_uint(tile.y0));
-  tile_.set_arg(arg++, cl_uint(tile.width));
-  tile_.set_arg(arg++, cl_uint(tile.height));
-  tile_.set_arg(arg++, output_);
-  const cl::Event run = cl::launch_2d(device_, tile_, {tile.width, tile.height}, {kTileLocal, kTileLocal});
+  const cl::Range2D global{tile.width, tile.height}, local{kTileLocal, kTileLocal};
+  // The shade half's arguments, which the single kernel takes too, followed by the tile.
+  auto set_shade_args = [&](cl::Kernel& k) {
+    cl_uint arg = scene_.set_scene_args(k, 0);
+    arg = scene_.set_shading_args(k, arg);
+    k.set_arg(arg++, settings);
+    k.set_arg(arg++, camera);
+    k.set_arg(arg++, params_);
+    k.set_arg(arg++, map_);
+    k.set_arg(arg++, bricks_);
+    k.set_arg(arg++, radiance_);
+    k.set_arg(arg++, dense_);
+    k.set_arg(arg++, vs);
+    k.set_arg(arg++, lights_buffer_);
+    k.set_arg(arg++, cl_uint(tile.x0));
+    k.set_arg(arg++, cl_uint(tile.y0));
+    k.set_arg(arg++, cl_uint(tile.width));
+    k.set_arg(arg++, cl_uint(tile.height));
+    return arg;
+  };
+  last_primary_ms_ = last_shade_ms_ = 0;
+  if (!split_tile_ || vs.output == TS_VCT_OUTPUT_AO_REFERENCE) {
+    tile_.set_arg(set_shade_args(tile_), output_);
+    const cl::Event run = cl::launch_2d(device_, tile_, global, local);
+    cl::read_buffer(device_, output_, out.data(), bytes);
+    last_tile_ms_ = run.timing().run_ms();
+    return;
+  }
+  const uint64_t record_bytes = uint64_t(tile.width) * tile.height * TS_VCT_SURFACE_PLANES * 16;
+  if (!records_ || records_.size() < record_bytes) {
+    records_.release();
+    records_ = budget_.create("vct_surface_records", record_bytes);
+  }
+  cl_uint arg = scene_.set_scene_args(tile_primary_, 0);
+  arg = scene_.set_shading_args(tile_primary_, arg);
+  tile_primary_.set_arg(arg++, settings);
+  tile_primary_.set_arg(arg++, camera);
+  tile_primary_.set_arg(arg++, cl_uint(tile.x0));
+  tile_primary_.set_arg(arg++, cl_uint(tile.y0));
+  tile_primary_.set_arg(arg++, cl_uint(tile.width));
+  tile_primary_.set_arg(arg++, cl_uint(tile.height));
+  tile_primary_.set_arg(arg++, records_);
+  arg = set_shade_args(tile_shade_);
+  tile_shade_.set_arg(arg++, records_);
+  tile_shade_.set_arg(arg++, output_);
+  const cl::Event primary = cl::launch_2d(device_, tile_primary_, global, local);
+  const cl::Event shade = cl::launch_2d(device_, tile_shade_, global, local);
   cl::read_buffer(device_, output_, out.data(), bytes);
-  last_tile_ms_ = run.timing().run_ms();
+  last_primary_ms_ = primary.timing().run_ms();
+  last_shade_ms_ = shade.timing().run_ms();
+  last_tile_ms_ = last_primary_ms_ + last_shade_ms_;
 }
 
 cpu::VctGridData OpenClVctRenderer::read_grid() const {

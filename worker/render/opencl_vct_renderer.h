@@ -5,7 +5,8 @@
 //   build    vct_voxelize (mark) [+ vct_interior_columns x3, vct_interior_mark] -> vct_parent_masks per level
 //            -> vct_count -> (allocate) -> vct_assign -> vct_voxelize (accumulate) -> vct_finalize
 //   relight  vct_relight -> vct_mip per level
-//   tile     vct_tile
+//   tile     vct_tile_primary -> vct_tile_shade (a surface record a pixel between them), or vct_tile
+//            alone for the AO reference output
 #include <optional>
 
 #include "common/cl/device.h"
@@ -32,6 +33,11 @@ class OpenClVctRenderer final : public VctRenderer {
   double last_tile_ms() const override { return last_tile_ms_; }
   cpu::VctGridData read_grid() const override;
 
+  double last_primary_ms() const override { return last_primary_ms_; }
+  double last_shade_ms() const override { return last_shade_ms_; }
+  // false: every output through the single vct_tile kernel (the two paths give the same bytes).
+  void set_split_tile(bool split) { split_tile_ = split; }
+
   const cl::Device& device() const { return device_; }
   uint64_t scene_device_bytes() const { return scene_.device_bytes(); }
 
@@ -43,14 +49,16 @@ class OpenClVctRenderer final : public VctRenderer {
   cl::DeviceMemoryBudget budget_;
   DeviceScene scene_;
   cl::Program program_;
-  cl::Kernel voxelize_, interior_columns_, interior_mark_, parent_masks_, count_, assign_, finalize_, relight_, mip_, tile_;
+  cl::Kernel voxelize_, interior_columns_, interior_mark_, parent_masks_, count_, assign_, finalize_, relight_, mip_, tile_,
+      tile_primary_, tile_shade_;
   VctOptions options_;
   VctGridParams params_{};
-  cl::Buffer map_, bricks_, radiance_, positions_, albedo_, normal_, dense_, lights_buffer_, output_;
+  cl::Buffer map_, bricks_, radiance_, positions_, albedo_, normal_, dense_, lights_buffer_, output_, records_;
   std::vector<VctLight> lights_;
   VctGridStats stats_;
   VctStepTimes build_times_;
-  double last_tile_ms_ = 0;
+  bool split_tile_ = true;
+  double last_tile_ms_ = 0, last_primary_ms_ = 0, last_shade_ms_ = 0;
 };
 
 }  // namespace tessera

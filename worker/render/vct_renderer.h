@@ -65,6 +65,10 @@ class VctRenderer {
                            const TileRect& tile, std::span<uint32_t> out) = 0;
   // Device milliseconds of the last render_tile (wall time on the host backend).
   virtual double last_tile_ms() const = 0;
+  // Where the tile ran as two kernels (OpenCL: the primary rays, then the shading), their device
+  // milliseconds, which last_tile_ms sums; 0 otherwise.
+  virtual double last_primary_ms() const { return 0; }
+  virtual double last_shade_ms() const { return 0; }
   // The grid copied into host memory (tests, statistics).
   virtual cpu::VctGridData read_grid() const = 0;
 };

@@ -89,7 +89,8 @@ __kernel void vct_mip(const VctGridParams grid, const uint level, __global const
   vct_mip_voxel(&g, level, first + k, positions, radiance, dense);
 }
 
-/* One work item a pixel of a tile; out holds the tile's pixels row by row (RGBA8). */
+/* One work item a pixel of a tile, both halves in one kernel; out holds the tile's pixels row by row
+ * (RGBA8). The split pair below is the fast path; this one serves the AO reference output. */
 __kernel void vct_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
                        const VctGridParams grid, __global const uint* map, __global const uint4* bricks,
                        __global const uint* radiance, __global const uint* dense, const VctSettings vct,
@@ -106,4 +107,38 @@ __kernel void vct_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings 
   g.radiance = radiance;
   g.dense = dense;
   out[y * tile_w + x] = vct_pixel(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile_x0 + x, tile_y0 + y);
+}
+
+/* The tile in two kernels, so the latency-bound kd-tree walk of the primary rays runs with the few
+ * registers it needs rather than the cone tracing's. records: TS_VCT_SURFACE_PLANES planes of
+ * tile_w * tile_h float4s (kernels/vct/vct_surface.h), pixels row by row. */
+__kernel void vct_tile_primary(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
+                               const uint tile_x0, const uint tile_y0, const uint tile_w, const uint tile_h,
+                               __global float4* records) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= tile_w || y >= tile_h) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  VctSurfaceRecord r = vct_pixel_surface(&view, &ctx, &settings, &camera, tile_x0 + x, tile_y0 + y);
+  vct_surface_store(records, tile_w * tile_h, y * tile_w + x, &r);
+}
+
+/* The scene is still needed: hard shadows (presets 2 - 4) trace shadow rays. */
+__kernel void vct_tile_shade(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
+                             const VctGridParams grid, __global const uint* map, __global const uint4* bricks,
+                             __global const uint* radiance, __global const uint* dense, const VctSettings vct,
+                             __global const VctLight* vct_lights, const uint tile_x0, const uint tile_y0, const uint tile_w,
+                             const uint tile_h, __global const float4* records, __global uint* out) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= tile_w || y >= tile_h) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  VctGrid g;
+  g.p = grid;
+  g.map = map;
+  g.bricks = bricks;
+  g.radiance = radiance;
+  g.dense = dense;
+  VctSurfaceRecord r = vct_surface_load(records, tile_w * tile_h, y * tile_w + x);
+  out[y * tile_w + x] = vct_pixel_shade(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile_x0 + x, tile_y0 + y, &r);
 }
