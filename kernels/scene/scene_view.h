@@ -63,17 +63,12 @@ TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
 
 /* Decodes a quantized position; the packer builds the kd-tree over exactly these values. */
 /* cell_ij = i | j << 16, cell_k = k: the geometry cell's integer coordinates. */
-/* (float)v for v < 2^23, exactly, without an int-to-float conversion: placing v in the mantissa of
- * 2^23 and subtracting 2^23 is an OR and an add, which GPUs issue at full rate (conversions run at a
- * quarter of it, and a triangle test decodes nine of these numbers). */
-TS_FN float ts_small_uint_to_float(uint v) { return ts_as_float(0x4B000000u | v) - 8388608.0f; }
-
 TS_FN float3 decode_quantized_position(uint offsets, uint cell_ij, uint cell_k, float anchor_x, float anchor_y,
                                        float anchor_z, float cell_size) {
   const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
-  float fx = ts_small_uint_to_float(cell_ij & 0xFFFFu) + ts_small_uint_to_float(offsets & 1023u) * inv_levels;
-  float fy = ts_small_uint_to_float(cell_ij >> 16) + ts_small_uint_to_float((offsets >> 10) & 1023u) * inv_levels;
-  float fz = ts_small_uint_to_float(cell_k & 0xFFFFu) + ts_small_uint_to_float((offsets >> 20) & 1023u) * inv_levels;
+  float fx = (float)(cell_ij & 0xFFFFu) + (float)(offsets & 1023u) * inv_levels;
+  float fy = (float)(cell_ij >> 16) + (float)((offsets >> 10) & 1023u) * inv_levels;
+  float fz = (float)cell_k + (float)((offsets >> 20) & 1023u) * inv_levels;
   return make_float3(anchor_x + fx * cell_size, anchor_y + fy * cell_size, anchor_z + fz * cell_size);
 }
 
