@@ -63,6 +63,21 @@ TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint 
   return 1;
 }
 
+/* Takes the next far child off the stack. Far children come off roughly front to back (the slack
+ * lets neighbours overlap a little), so one that starts beyond the closest hit is skipped rather
+ * than ending the traversal. Returns 0 when the stack holds nothing left to visit. */
+TS_FN int kd_pop(const uint* stack_node, const float* stack_t0, const float* stack_t1, uint* sp, float best,
+                 uint* node, float* t0, float* t1) {
+  while (*sp > 0u) {
+    --*sp;
+    *node = stack_node[*sp];
+    *t0 = stack_t0[*sp];
+    *t1 = ts_fmin(stack_t1[*sp], best);
+    if (*t0 <= *t1) return 1;
+  }
+  return 0;
+}
+
 /* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). */
 TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, int any_hit,
                       Hit* hit) {
@@ -91,20 +106,10 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
     uint2 words = ts_load_uint2(nodes, node); /* one 8-byte load per node */
     uint word0 = words.x, word1 = words.y;
     uint kind = kd_node_kind(word0);
-    int descend = 0; /* 1: node, t0, t1 already hold the next node to visit */
-    if (kind == TS_KD_LEAF) {
-      uint count = kd_leaf_count(word0);
-      if (count == 1u) {
-        found |= kd_test_triangle(scene, &ray, word1, tmin, &best, hit);
-      } else {
-        uint i;
-        for (i = 0u; i < count; ++i) {
-          found |= kd_test_triangle(scene, &ray, leaf_refs[word1 + i], tmin, &best, hit);
-          if (any_hit && found) return 1;
-        }
-      }
-      if (any_hit && found) return 1;
-    } else {
+    /* Inner nodes first, until this ray reaches a leaf: the lanes of a SIMD group then enter their
+     * triangle tests together instead of taking turns (Aila and Laine 2009, "while-while"). */
+    while (kind != TS_KD_LEAF) {
+      int descend = 0; /* 1: node, t0, t1 already hold the next node to visit */
       uint refs = kd_inner_ref_count(word0);
       if (refs != 0u) {
         uint2 slot = ts_load_uint2(nodes, node + 1u);
@@ -156,22 +161,26 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
           }
         }
       }
+      if (!descend && !kd_pop(stack_node, stack_t0, stack_t1, &sp, best, &node, &t0, &t1)) return found;
+      words = ts_load_uint2(nodes, node);
+      word0 = words.x;
+      word1 = words.y;
+      kind = kd_node_kind(word0);
     }
-    if (!descend) {
-      /* Far children come off the stack roughly front to back (the slack lets neighbours
-       * overlap a little), so skip, rather than stop at, one that starts beyond the closest hit. */
-      while (sp > 0u) {
-        --sp;
-        node = stack_node[sp];
-        t0 = stack_t0[sp];
-        t1 = ts_fmin(stack_t1[sp], best);
-        if (t0 <= t1) {
-          descend = 1;
-          break;
+    {
+      uint count = kd_leaf_count(word0);
+      if (count == 1u) {
+        found |= kd_test_triangle(scene, &ray, word1, tmin, &best, hit);
+      } else {
+        uint i;
+        for (i = 0u; i < count; ++i) {
+          found |= kd_test_triangle(scene, &ray, leaf_refs[word1 + i], tmin, &best, hit);
+          if (any_hit && found) return 1;
         }
       }
-      if (!descend) break;
+      if (any_hit && found) return 1;
     }
+    if (!kd_pop(stack_node, stack_t0, stack_t1, &sp, best, &node, &t0, &t1)) break;
   }
   return found;
 }
