@@ -63,14 +63,26 @@ Event write_buffer(const Device& device, const Buffer& buffer, const void* data,
   return Event(event);
 }
 
-Event read_buffer(const Device& device, const Buffer& buffer, void* data, size_t bytes, size_t offset) {
+namespace {
+
+Event enqueue_read(const Device& device, const Buffer& buffer, void* data, size_t bytes, size_t offset, cl_bool blocking) {
   check_range(buffer, bytes, offset, "read");
   if (bytes == 0) return Event();
   cl_event event = nullptr;
   TESSERA_CL_CHECK(
-      clEnqueueReadBuffer(device.queue(), buffer.get(), CL_TRUE, offset, bytes, data, 0, nullptr, &event),
+      clEnqueueReadBuffer(device.queue(), buffer.get(), blocking, offset, bytes, data, 0, nullptr, &event),
       transfer_call("clEnqueueReadBuffer", buffer, bytes));
   return Event(event);
+}
+
+}  // namespace
+
+Event read_buffer(const Device& device, const Buffer& buffer, void* data, size_t bytes, size_t offset) {
+  return enqueue_read(device, buffer, data, bytes, offset, CL_TRUE);
+}
+
+Event read_buffer_async(const Device& device, const Buffer& buffer, void* data, size_t bytes, size_t offset) {
+  return enqueue_read(device, buffer, data, bytes, offset, CL_FALSE);
 }
 
 Event launch_2d(const Device& device, const Kernel& kernel, Range2D global, Range2D local, Range2D offset) {

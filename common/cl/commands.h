@@ -41,6 +41,8 @@ class Event {
 // offset + bytes exceeds the buffer.
 Event write_buffer(const Device& device, const Buffer& buffer, const void* data, size_t bytes, size_t offset = 0);
 Event read_buffer(const Device& device, const Buffer& buffer, void* data, size_t bytes, size_t offset = 0);
+// Non-blocking read: `data` must stay valid until the returned event has completed.
+Event read_buffer_async(const Device& device, const Buffer& buffer, void* data, size_t bytes, size_t offset = 0);
 
 template <typename T>
 Event write_buffer(const Device& device, const Buffer& buffer, const std::vector<T>& values) {

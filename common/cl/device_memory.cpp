@@ -142,6 +142,12 @@ void DeviceMemoryBudget::check(const std::vector<BufferRequest>& buffers, std::s
   }
 }
 
+void DeviceMemoryBudget::ensure(Buffer& buffer, std::string name, uint64_t bytes, BufferAccess access) {
+  if (buffer && buffer.size() >= bytes) return;
+  buffer.release();
+  buffer = create(std::move(name), bytes, access);
+}
+
 Buffer DeviceMemoryBudget::create(std::string name, uint64_t bytes, BufferAccess access) {
   check({{name, bytes}}, name);
   const uint64_t allocated = std::max(bytes, kPlaceholderBytes);

@@ -74,6 +74,10 @@ class DeviceMemoryBudget {
   // Checks (as a set of one) and creates a buffer. Throws Error / ClError.
   Buffer create(std::string name, uint64_t bytes, BufferAccess access = BufferAccess::read_write);
 
+  // Keeps `buffer` when it holds at least `bytes`, else replaces it by a new one (the old one is
+  // released first, so the budget never counts both): scratch buffers that grow with the largest tile.
+  void ensure(Buffer& buffer, std::string name, uint64_t bytes, BufferAccess access = BufferAccess::read_write);
+
   uint64_t used_bytes() const;   // bytes of live buffers
   uint64_t peak_bytes() const;   // most bytes live at once
   std::optional<uint64_t> limit_bytes() const;

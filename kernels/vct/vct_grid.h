@@ -36,25 +36,59 @@ TS_FN VctVoxel vct_fetch(const VctGrid* g, uint level, int x, int y, int z) {
   return vct_decode_voxel(g->radiance[i]);
 }
 
+/* The eight taps of a trilinear sample at q (level voxel units from the grid corner, voxel centres at
+ * i + 0.5): the lower corner voxel and the fractions towards the upper one. inside = 0 when no tap
+ * lies in the level. */
+typedef struct VctTrilinear {
+  int ix, iy, iz, res, inside;
+  float ax, ay, az;
+} VctTrilinear;
+
+TS_FN VctTrilinear vct_trilinear(const VctGridParams* p, uint level, float3 q) {
+  VctTrilinear t;
+  float fx = q.x - 0.5f, fy = q.y - 0.5f, fz = q.z - 0.5f;
+  float bx = ts_floor(fx), by = ts_floor(fy), bz = ts_floor(fz);
+  t.res = (int)vct_level_res(p, level);
+  t.ax = fx - bx;
+  t.ay = fy - by;
+  t.az = fz - bz;
+  t.ix = (int)bx;
+  t.iy = (int)by;
+  t.iz = (int)bz;
+  t.inside = t.ix >= -1 && t.iy >= -1 && t.iz >= -1 && t.ix < t.res && t.iy < t.res && t.iz < t.res;
+  return t;
+}
+
+/* Voxel of tap k (0..7, bit 0 x, bit 1 y, bit 2 z); 0 when it lies outside the level. */
+TS_FN int vct_trilinear_tap(const VctTrilinear* t, int k, uint* x, uint* y, uint* z) {
+  int tx = t->ix + (k & 1), ty = t->iy + ((k >> 1) & 1), tz = t->iz + ((k >> 2) & 1);
+  if (tx < 0 || ty < 0 || tz < 0 || tx >= t->res || ty >= t->res || tz >= t->res) return 0;
+  *x = (uint)tx;
+  *y = (uint)ty;
+  *z = (uint)tz;
+  return 1;
+}
+
+TS_FN float vct_trilinear_weight(const VctTrilinear* t, int k) {
+  return ((k & 1) ? t->ax : 1.0f - t->ax) * (((k >> 1) & 1) ? t->ay : 1.0f - t->ay) *
+         (((k >> 2) & 1) ? t->az : 1.0f - t->az);
+}
+
 /* Trilinear sample through the bricks: xyz = premultiplied radiance, w = occupancy. q is in level voxel
  * units measured from the grid corner (voxel centres at i + 0.5). The eight taps go through a one-entry
  * brick cache, since neighbouring taps usually share a brick. */
 TS_FN float4 vct_sample_level_bricks(const VctGrid* g, uint level, float3 q) {
-  int res = (int)vct_level_res(&g->p, level);
-  float fx = q.x - 0.5f, fy = q.y - 0.5f, fz = q.z - 0.5f;
-  float bx = ts_floor(fx), by = ts_floor(fy), bz = ts_floor(fz);
-  float ax = fx - bx, ay = fy - by, az = fz - bz;
-  int ix = (int)bx, iy = (int)by, iz = (int)bz;
+  VctTrilinear t = vct_trilinear(&g->p, level, q);
   float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   uint cached_cell = TS_VCT_NONE, lo = 0u, hi = 0u, first = 0u, map_base = g->p.map_offset[level];
   int k;
-  if (ix < -1 || iy < -1 || iz < -1 || ix >= res || iy >= res || iz >= res) return acc;
+  if (!t.inside) return acc;
   for (k = 0; k < 8; ++k) {
-    int x = ix + (k & 1), y = iy + ((k >> 1) & 1), z = iz + ((k >> 2) & 1);
+    uint x, y, z;
     uint cell, i, w;
     float wt, a;
-    if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) continue;
-    cell = vct_brick_cell(&g->p, level, (uint)x, (uint)y, (uint)z);
+    if (!vct_trilinear_tap(&t, k, &x, &y, &z)) continue;
+    cell = vct_brick_cell(&g->p, level, x, y, z);
     if (cell != cached_cell) {
       uint b = g->map[map_base + cell];
       cached_cell = cell;
@@ -69,10 +103,10 @@ TS_FN float4 vct_sample_level_bricks(const VctGrid* g, uint level, float3 q) {
       }
     }
     if ((lo | hi) == 0u) continue;
-    i = vct_brick_voxel(lo, hi, first, vct_brick_bit((uint)x, (uint)y, (uint)z));
+    i = vct_brick_voxel(lo, hi, first, vct_brick_bit(x, y, z));
     if (i == TS_VCT_NONE) continue;
     w = g->radiance[i];
-    wt = ((k & 1) ? ax : 1.0f - ax) * (((k >> 1) & 1) ? ay : 1.0f - ay) * (((k >> 2) & 1) ? az : 1.0f - az);
+    wt = vct_trilinear_weight(&t, k);
     a = wt * vct_decode_alpha(w >> 24);
     {
       float3 c = vct_decode_rgb(w);
@@ -87,23 +121,19 @@ TS_FN float4 vct_sample_level_bricks(const VctGrid* g, uint level, float3 q) {
 
 /* The same sample from the dense radiance words of a level >= 1, tap for tap in the same order. */
 TS_FN float4 vct_sample_level_dense(const VctGrid* g, uint level, float3 q) {
-  int res = (int)vct_level_res(&g->p, level);
-  float fx = q.x - 0.5f, fy = q.y - 0.5f, fz = q.z - 0.5f;
-  float bx = ts_floor(fx), by = ts_floor(fy), bz = ts_floor(fz);
-  float ax = fx - bx, ay = fy - by, az = fz - bz;
-  int ix = (int)bx, iy = (int)by, iz = (int)bz;
+  VctTrilinear t = vct_trilinear(&g->p, level, q);
   float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   int k;
-  if (ix < -1 || iy < -1 || iz < -1 || ix >= res || iy >= res || iz >= res) return acc;
+  if (!t.inside) return acc;
   for (k = 0; k < 8; ++k) {
-    int x = ix + (k & 1), y = iy + ((k >> 1) & 1), z = iz + ((k >> 2) & 1);
+    uint x, y, z;
     uint w;
     float wt, a;
     float3 c;
-    if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) continue;
-    w = g->dense[vct_dense_index(&g->p, level, (uint)x, (uint)y, (uint)z)];
+    if (!vct_trilinear_tap(&t, k, &x, &y, &z)) continue;
+    w = g->dense[vct_dense_index(&g->p, level, x, y, z)];
     if (w == 0u) continue;
-    wt = ((k & 1) ? ax : 1.0f - ax) * (((k >> 1) & 1) ? ay : 1.0f - ay) * (((k >> 2) & 1) ? az : 1.0f - az);
+    wt = vct_trilinear_weight(&t, k);
     a = wt * vct_decode_alpha(w >> 24);
     c = vct_decode_rgb(w);
     acc.x += a * c.x;
@@ -122,29 +152,25 @@ TS_FN float4 vct_sample_level(const VctGrid* g, uint level, float3 q) {
 /* Occupancy alone of a trilinear sample (the w of vct_sample_level, the same bits): level 0 from the
  * occupancy masks, coarser levels from the occupancy byte of their dense words. */
 TS_FN float vct_sample_occupancy_level(const VctGrid* g, uint level, float3 q) {
-  int res = (int)vct_level_res(&g->p, level);
-  float fx = q.x - 0.5f, fy = q.y - 0.5f, fz = q.z - 0.5f;
-  float bx = ts_floor(fx), by = ts_floor(fy), bz = ts_floor(fz);
-  float ax = fx - bx, ay = fy - by, az = fz - bz;
-  int ix = (int)bx, iy = (int)by, iz = (int)bz;
+  VctTrilinear t = vct_trilinear(&g->p, level, q);
   float acc = 0.0f;
   int k;
-  if (ix < -1 || iy < -1 || iz < -1 || ix >= res || iy >= res || iz >= res) return acc;
+  if (!t.inside) return acc;
   for (k = 0; k < 8; ++k) {
-    int x = ix + (k & 1), y = iy + ((k >> 1) & 1), z = iz + ((k >> 2) & 1);
+    uint x, y, z;
     float wt, a;
-    if (x < 0 || y < 0 || z < 0 || x >= res || y >= res || z >= res) continue;
+    if (!vct_trilinear_tap(&t, k, &x, &y, &z)) continue;
     if (level == 0u) {
-      uint bit = vct_brick_bit((uint)x, (uint)y, (uint)z);
-      uint mask = g->dense[g->p.dense_offset[0] + 2u * vct_brick_cell(&g->p, 0u, (uint)x, (uint)y, (uint)z) + (bit >> 5)];
+      uint bit = vct_brick_bit(x, y, z);
+      uint mask = g->dense[g->p.dense_offset[0] + 2u * vct_brick_cell(&g->p, 0u, x, y, z) + (bit >> 5)];
       if (!((mask >> (bit & 31u)) & 1u)) continue;
       a = 1.0f; /* every level-0 voxel is opaque */
     } else {
-      uint w = g->dense[vct_dense_index(&g->p, level, (uint)x, (uint)y, (uint)z)];
+      uint w = g->dense[vct_dense_index(&g->p, level, x, y, z)];
       if (w == 0u) continue;
       a = vct_decode_alpha(w >> 24);
     }
-    wt = ((k & 1) ? ax : 1.0f - ax) * (((k >> 1) & 1) ? ay : 1.0f - ay) * (((k >> 2) & 1) ? az : 1.0f - az);
+    wt = vct_trilinear_weight(&t, k);
     a *= wt; /* rounded before the sum, as vct_sample_level does */
     acc += a;
   }

@@ -23,10 +23,7 @@ std::string OpenClTileRenderer::description() const {
 }
 
 cl::Buffer& OpenClTileRenderer::output_buffer(uint64_t bytes) {
-  if (!output_ || output_.size() < bytes) {
-    output_.release();
-    output_ = budget_.create("tile_output", bytes, cl::BufferAccess::write_only);
-  }
+  budget_.ensure(output_, "tile_output", bytes, cl::BufferAccess::write_only);
   return output_;
 }
 

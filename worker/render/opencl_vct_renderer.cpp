@@ -222,10 +222,7 @@ void OpenClVctRenderer::render_tile(const CameraParams& camera, const RenderSett
                                     const TileRect& tile, std::span<uint32_t> out) {
   const uint64_t bytes = uint64_t(tile.width) * tile.height * 4;
   if (out.size() != size_t(tile.width) * tile.height) throw Error("tile buffer has the wrong size");
-  if (!output_ || output_.size() < bytes) {
-    output_.release();
-    output_ = budget_.create("tile_output", bytes, cl::BufferAccess::write_only);
-  }
+  budget_.ensure(output_, "tile_output", bytes, cl::BufferAccess::write_only);
   const VctSettings vs = make_vct_settings(frame, params_, uint32_t(lights_.size()));
   const cl::Range2D global{tile.width, tile.height}, local{kTileLocal, kTileLocal};
   // The shade half's arguments, which the single kernel takes too, followed by the tile.
@@ -256,10 +253,7 @@ void OpenClVctRenderer::render_tile(const CameraParams& camera, const RenderSett
     return;
   }
   const uint64_t record_bytes = uint64_t(tile.width) * tile.height * TS_VCT_SURFACE_PLANES * 16;
-  if (!records_ || records_.size() < record_bytes) {
-    records_.release();
-    records_ = budget_.create("vct_surface_records", record_bytes);
-  }
+  budget_.ensure(records_, "vct_surface_records", record_bytes);
   cl_uint arg = scene_.set_scene_args(tile_primary_, 0);
   arg = scene_.set_shading_args(tile_primary_, arg);
   tile_primary_.set_arg(arg++, settings);

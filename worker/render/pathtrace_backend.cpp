@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "common/base/error.h"
-#include "common/cl/cl_error.h"
 #include "common/cl/commands.h"
 #include "common/cl/device.h"
 #include "common/cl/device_memory.h"
@@ -102,8 +101,8 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
       s.merge = accumulator_.merge(*sums, s.own, s.reproj, pixels);
     } else {
       out.resize(size_t(l.pt.tile_w) * l.pt.tile_h, l.pt.eye_count);
-      s.read_own = read_async(s.own, out.own.data(), own_bytes);
-      s.read_reproj = read_async(s.reproj, out.reproj.data(), reproj_bytes);
+      s.read_own = cl::read_buffer_async(device_, s.own, out.own.data(), own_bytes);
+      s.read_reproj = cl::read_buffer_async(device_, s.reproj, out.reproj.data(), reproj_bytes);
     }
     device_.flush();
   }
@@ -132,9 +131,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   };
 
   void ensure(cl::Buffer& buffer, const char* name, int slot, uint64_t bytes) {
-    if (buffer && buffer.size() >= bytes) return;
-    buffer.release();
-    buffer = budget_.create(name + std::to_string(slot), bytes);
+    budget_.ensure(buffer, name + std::to_string(slot), bytes);
   }
 
   void clear(const cl::Buffer& buffer, uint64_t bytes) {
@@ -152,13 +149,6 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
     kernel.set_arg(arg++, l.left);
     kernel.set_arg(arg++, l.right);
     return arg;
-  }
-
-  cl::Event read_async(const cl::Buffer& buffer, void* data, size_t bytes) {
-    cl_event event = nullptr;
-    TESSERA_CL_CHECK(clEnqueueReadBuffer(device_.queue(), buffer.get(), CL_FALSE, 0, bytes, data, 0, nullptr, &event),
-                     "clEnqueueReadBuffer(" + buffer.name() + ")");
-    return cl::Event(event);
   }
 
   cl::Device device_;

@@ -3,7 +3,8 @@
 #include <string>
 
 #include "common/base/error.h"
-#include "common/cl/cl_error.h"
+#include "common/cl/commands.h"
+#include "common/cl/launch_1d.h"
 #include "common/image/srgb_thresholds.h"
 
 namespace tessera {
@@ -12,13 +13,6 @@ namespace {
 constexpr size_t kGroup = 64;  // TS_PT_GROUP of pathtrace_accumulate.cl
 
 size_t groups(size_t items) { return (items + kGroup - 1) / kGroup; }
-
-cl::Event read_async(const cl::Device& device, const cl::Buffer& buffer, void* data, size_t bytes, size_t offset = 0) {
-  cl_event event = nullptr;
-  TESSERA_CL_CHECK(clEnqueueReadBuffer(device.queue(), buffer.get(), CL_FALSE, offset, bytes, data, 0, nullptr, &event),
-                   "clEnqueueReadBuffer(" + buffer.name() + ")");
-  return cl::Event(event);
-}
 
 class OpenClPtSums final : public PtDeviceSums {
  public:
@@ -73,17 +67,7 @@ std::unique_ptr<PtDeviceSums> PathTraceDeviceAccumulator::make_sums(size_t pixel
   return std::make_unique<OpenClPtSums>(*this, pixels);
 }
 
-void PathTraceDeviceAccumulator::ensure(cl::Buffer& buffer, const char* name, uint64_t bytes) {
-  if (buffer && buffer.size() >= bytes) return;
-  buffer.release();
-  buffer = budget_.create(name, bytes);
-}
-
-void PathTraceDeviceAccumulator::clear(const cl::Buffer& buffer) {
-  const cl_uint zero = 0;
-  TESSERA_CL_CHECK(clEnqueueFillBuffer(device_.queue(), buffer.get(), &zero, sizeof zero, 0, buffer.size(), 0, nullptr, nullptr),
-                   "clEnqueueFillBuffer(" + buffer.name() + ")");
-}
+void PathTraceDeviceAccumulator::clear(const cl::Buffer& buffer) { cl::fill_buffer_u32(device_, buffer, 0, buffer.size()); }
 
 PtPendingMerge PathTraceDeviceAccumulator::merge(PtDeviceSums& sums, const cl::Buffer& own, const cl::Buffer& reproj,
                                                  size_t pixels) {
@@ -97,18 +81,18 @@ PtPendingMerge PathTraceDeviceAccumulator::merge(const cl::Buffer& sums, const c
   if (sums.size() < pixels * sizeof(PtPixelAccum)) throw Error("pathtrace: launch larger than the tile's sums");
   PtPendingMerge m;
   m.partials.resize(groups(pixels) * TS_PT_TOTALS);
-  ensure(partials_, "pathtrace_partials", m.partials.size() * sizeof(uint32_t));
+  budget_.ensure(partials_, "pathtrace_partials", m.partials.size() * sizeof(uint32_t));
   merge_.set_args(sums, own, reproj, cl_uint(pixels), partials_);
   m.kernel = cl::launch_2d(device_, merge_, {pixels, 1}, {kGroup, 1});
-  m.read = read_async(device_, partials_, m.partials.data(), m.partials.size() * sizeof(uint32_t));
+  m.read = cl::read_buffer_async(device_, partials_, m.partials.data(), m.partials.size() * sizeof(uint32_t));
   return m;
 }
 
 PtBatchTotals PathTraceDeviceAccumulator::merge(const cl::Buffer& sums, const PtBatch& batch) {
   const size_t pixels = batch.own.size();
   if (batch.reproj.size() != 4 * pixels) throw Error("pathtrace: malformed batch");
-  ensure(upload_own_, "pathtrace_upload_own", pixels * sizeof(PtPixelOut));
-  ensure(upload_reproj_, "pathtrace_upload_reproj", batch.reproj.size() * sizeof(float));
+  budget_.ensure(upload_own_, "pathtrace_upload_own", pixels * sizeof(PtPixelOut));
+  budget_.ensure(upload_reproj_, "pathtrace_upload_reproj", batch.reproj.size() * sizeof(float));
   cl::write_buffer(device_, upload_own_, batch.own);
   cl::write_buffer(device_, upload_reproj_, batch.reproj);
   return merge(sums, upload_own_, upload_reproj_, pixels).wait();
@@ -118,11 +102,11 @@ PtResolved PathTraceDeviceAccumulator::resolve(const cl::Buffer& sums, const Res
                                                uint32_t eye_count, bool want_linear) {
   const size_t n = size_t(rect.width) * rect.height, pixels = n * eye_count;
   if (sums.size() < pixels * sizeof(PtPixelAccum)) throw Error("pathtrace: tile larger than its sums");
-  ensure(mean_buffer_, "pathtrace_mean", pixels * 3 * sizeof(float));
-  ensure(linear_, "pathtrace_linear", pixels * 3 * sizeof(float));
-  ensure(rgba_, "pathtrace_rgba", pixels * sizeof(uint32_t));
+  budget_.ensure(mean_buffer_, "pathtrace_mean", pixels * 3 * sizeof(float));
+  budget_.ensure(linear_, "pathtrace_linear", pixels * 3 * sizeof(float));
+  budget_.ensure(rgba_, "pathtrace_rgba", pixels * sizeof(uint32_t));
   std::vector<uint32_t> partials(groups(pixels) * TS_PT_TOTALS);
-  ensure(partials_, "pathtrace_partials", partials.size() * sizeof(uint32_t));
+  budget_.ensure(partials_, "pathtrace_partials", partials.size() * sizeof(uint32_t));
   const PtResolveParams rp = resolve_params(options, rect, eye_count);
   mean_.set_args(sums, cl_uint(pixels), mean_buffer_);
   cl::launch_2d(device_, mean_, {pixels, 1}, {kGroup, 1});
@@ -132,13 +116,13 @@ PtResolved PathTraceDeviceAccumulator::resolve(const cl::Buffer& sums, const Res
   std::vector<cl::Event> reads;
   for (uint32_t e = 0; e < eye_count; ++e) {
     r.eyes[e].resize(n);
-    reads.push_back(read_async(device_, rgba_, r.eyes[e].data(), n * sizeof(uint32_t), e * n * sizeof(uint32_t)));
+    reads.push_back(cl::read_buffer_async(device_, rgba_, r.eyes[e].data(), n * sizeof(uint32_t), e * n * sizeof(uint32_t)));
     if (want_linear) {
       r.linear[e].resize(3 * n);
-      reads.push_back(read_async(device_, linear_, r.linear[e].data(), 3 * n * sizeof(float), e * 3 * n * sizeof(float)));
+      reads.push_back(cl::read_buffer_async(device_, linear_, r.linear[e].data(), 3 * n * sizeof(float), e * 3 * n * sizeof(float)));
     }
   }
-  reads.push_back(read_async(device_, partials_, partials.data(), partials.size() * sizeof(uint32_t)));
+  reads.push_back(cl::read_buffer_async(device_, partials_, partials.data(), partials.size() * sizeof(uint32_t)));
   device_.flush();
   for (const cl::Event& e : reads) e.wait();
   for (size_t g = 0; g < partials.size(); g += TS_PT_TOTALS) r.median_pixels += partials[g];

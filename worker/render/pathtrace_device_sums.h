@@ -42,7 +42,6 @@ class PathTraceDeviceAccumulator {
   const cl::Device& device() const { return device_; }
 
  private:
-  void ensure(cl::Buffer& buffer, const char* name, uint64_t bytes);
 
   const cl::Device& device_;
   cl::DeviceMemoryBudget& budget_;

@@ -24,11 +24,13 @@ PtFrameResult render_pathtrace_frame(PathTraceRenderer& renderer, const PtView& 
       const uint32_t id = ty * tiles_x + tx;
       const TileRect rect{tx * tw, ty * th, std::min(tw, width - tx * tw), std::min(th, height - ty * th)};
       const PtTileResult r = renderer.render_tile(view, settings, pt, id, rect);
+      // Linear pixels of both eyes in one resolve (on a device, one set of kernels and one read).
+      const PtResolved linear = want_linear ? renderer.cache().find(id)->resolve(resolve, true) : PtResolved{};
       for (uint32_t e = 0; e < view.eye_count; ++e) {
         composite_tile(frame.eyes[e], int(rect.x0), int(rect.y0), int(rect.width), int(rect.height),
                        {reinterpret_cast<const uint8_t*>(r.eyes[e].data()), r.eyes[e].size() * 4});
         if (want_linear) {
-          const std::vector<float> rgb = renderer.cache().find(id)->resolve_linear(e, resolve);
+          const std::vector<float>& rgb = linear.linear[e];
           for (uint32_t y = 0; y < rect.height; ++y)
             std::copy_n(&rgb[size_t(y) * rect.width * 3], size_t(rect.width) * 3,
                         frame.linear[e].pixel(int(rect.x0), int(rect.y0 + y)));

@@ -5,6 +5,18 @@
 #include "kernels/vct/vct_build.h"
 #include "kernels/vct/vct_shade.h"
 
+/* The grid as the kernels/vct headers read it, from a kernel's grid arguments. */
+inline VctGrid vct_grid_view(const VctGridParams grid, __global const uint* map, __global const uint4* bricks,
+                             __global const uint* radiance, __global const uint* dense) {
+  VctGrid g;
+  g.p = grid;
+  g.map = map;
+  g.bricks = bricks;
+  g.radiance = radiance;
+  g.dense = dense;
+  return g;
+}
+
 /* Surface voxelization pass (mark or accumulate): global (lanes, triangles). */
 __kernel void vct_voxelize(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const VctGridParams grid, const uint lanes, const uint pass,
                            __global uint* dense_masks, __global const uint* map, __global const uint4* bricks,
@@ -80,12 +92,7 @@ __kernel void vct_mip(const VctGridParams grid, const uint level, __global const
   uint k = get_global_id(0);
   uint first = grid.voxel_offset[level];
   if (k >= grid.voxel_offset[level + 1u] - first) return;
-  VctGrid g;
-  g.p = grid;
-  g.map = map;
-  g.bricks = bricks;
-  g.radiance = radiance;
-  g.dense = dense;
+  VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
   vct_mip_voxel(&g, level, first + k, positions, radiance, dense);
 }
 
@@ -100,12 +107,7 @@ __kernel void vct_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings 
   if (x >= tile_w || y >= tile_h) return;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
-  VctGrid g;
-  g.p = grid;
-  g.map = map;
-  g.bricks = bricks;
-  g.radiance = radiance;
-  g.dense = dense;
+  VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
   out[y * tile_w + x] = vct_pixel(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile_x0 + x, tile_y0 + y);
 }
 
@@ -133,12 +135,7 @@ __kernel void vct_tile_shade(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSet
   if (x >= tile_w || y >= tile_h) return;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
-  VctGrid g;
-  g.p = grid;
-  g.map = map;
-  g.bricks = bricks;
-  g.radiance = radiance;
-  g.dense = dense;
+  VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
   VctSurfaceRecord r = vct_surface_load(records, tile_w * tile_h, y * tile_w + x);
   out[y * tile_w + x] = vct_pixel_shade(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile_x0 + x, tile_y0 + y, &r);
 }
