@@ -300,6 +300,12 @@ void run_cross(const Device& device, const Program& program) {
   }
 }
 
+// What every program is built with: the OpenCL C version, and on CPU devices the define that
+// selects the kernels' CPU paths.
+std::string expected_options(const Device& device) {
+  return device.info().type == DeviceType::cpu ? "-cl-std=CL1.2 -D TS_DEVICE_CPU=1" : "-cl-std=CL1.2";
+}
+
 TEST(OpenCl, BuildsRunsAndCachesProgram) {
   REQUIRE_OPENCL();
   TempDir dir("clcache");
@@ -308,7 +314,7 @@ TEST(OpenCl, BuildsRunsAndCachesProgram) {
 
   const Program first = build_program_from_source(device, kCrossSource, "", "cross3.cl");
   EXPECT_FALSE(first.cache_hit());
-  EXPECT_EQ(first.report().options, "-cl-std=CL1.2");
+  EXPECT_EQ(first.report().options, expected_options(device));
   run_cross(device, first);
   if (!std::filesystem::exists(first.report().cache_file))
     GTEST_SKIP() << "driver exports no program binary: " << first.report().cache_note;
@@ -343,7 +349,8 @@ TEST(OpenCl, BrokenKernelReportsBuildLog) {
   } catch (const ClError& e) {
     const std::string message = e.what();
     EXPECT_EQ(e.code(), CL_BUILD_PROGRAM_FAILURE);
-    EXPECT_NE(message.find("clBuildProgram(broken.cl, -cl-std=CL1.2) failed: CL_BUILD_PROGRAM_FAILURE (-11)"),
+    EXPECT_NE(message.find("clBuildProgram(broken.cl, " + expected_options(device) +
+                           ") failed: CL_BUILD_PROGRAM_FAILURE (-11)"),
               std::string::npos)
         << message;
     EXPECT_NE(message.find("no_such_symbol_xyz"), std::string::npos) << message;

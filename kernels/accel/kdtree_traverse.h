@@ -19,6 +19,14 @@
 #include "kernels/geom/triangle.h"
 #include "kernels/scene/scene_view.h"
 
+/* CPUs test the triangles of a leaf TS_SIMD_LANES at a time with SIMD instructions; GPUs one at a
+ * time, where one lane per ray already fills the SIMD width. The host build and OpenCL CPU devices
+ * (built with -D TS_DEVICE_CPU, see common/cl/program.cpp) take the batched path. */
+#if !defined(TS_DEVICE_OPENCL) || defined(TS_DEVICE_CPU)
+#define TS_KD_CPU 1
+#include "kernels/scene/scene_gather.h"
+#endif
+
 #define TS_KD_STACK_SIZE 64
 #define TS_KD_T_SLACK 4.0e-7f /* about 7 ulp */
 
@@ -48,6 +56,12 @@ TS_FN int kd_clip_to_scene(const SceneView* scene, float3 org, float3 dir, float
   return *t0 <= *t1;
 }
 
+/* 1 / dir per component, 0 where dir is 0 (rays parallel to a split plane are handled apart). */
+TS_FN float3 kd_inverse_direction(float3 dir) {
+  return make_float3(dir.x != 0.0f ? 1.0f / dir.x : 0.0f, dir.y != 0.0f ? 1.0f / dir.y : 0.0f,
+                     dir.z != 0.0f ? 1.0f / dir.z : 0.0f);
+}
+
 /* Tests one triangle against the ray, shrinking *best on a hit. */
 TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint tri, float tmin, float* best,
                            Hit* hit) {
@@ -62,6 +76,36 @@ TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint 
   hit->v = v;
   return 1;
 }
+
+#ifdef TS_KD_CPU
+/* Tests refs[0, n), 1 <= n <= TS_SIMD_LANES, at once; the closest hit wins and, among equal t, the
+ * earliest reference: exactly what testing them one by one with kd_test_triangle gives. */
+TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray, TS_GLOBAL const uint* refs, uint n,
+                                 float tmin, float* best, Hit* hit) {
+  TriangleBatch batch;
+  uint tris[TS_SIMD_LANES];
+  int ok[TS_SIMD_LANES];
+  float t[TS_SIMD_LANES], u[TS_SIMD_LANES], v[TS_SIMD_LANES];
+  ts_floatv tv, uv, vv;
+  uint i;
+  int found = 0;
+  scene_gather_triangles(scene, refs, n, tris, &batch);
+  ts_simd_store_int(triangle_intersect_simd(ray, &batch, tmin, *best, &tv, &uv, &vv), ok);
+  ts_simd_store(tv, t);
+  ts_simd_store(uv, u);
+  ts_simd_store(vv, v);
+  for (i = 0u; i < n; ++i)
+    if (ok[i] && t[i] < *best) {
+      *best = t[i];
+      hit->tri = tris[i];
+      hit->t = t[i];
+      hit->u = u[i];
+      hit->v = v[i];
+      found = 1;
+    }
+  return found;
+}
+#endif
 
 /* Takes the next far child off the stack. Far children come off roughly front to back (the slack
  * lets neighbours overlap a little), so one that starts beyond the closest hit is skipped rather
@@ -99,8 +143,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
   hit->v = 0.0f;
   if (!(tmin <= tmax) || !kd_clip_to_scene(scene, org, dir, &t0, &t1)) return 0;
   ray = triangle_ray_setup(org, dir);
-  inv_dir = make_float3(dir.x != 0.0f ? 1.0f / dir.x : 0.0f, dir.y != 0.0f ? 1.0f / dir.y : 0.0f,
-                        dir.z != 0.0f ? 1.0f / dir.z : 0.0f);
+  inv_dir = kd_inverse_direction(dir);
 
   for (;;) {
     uint2 words = ts_load_uint2(nodes, node); /* one 8-byte load per node */
@@ -173,10 +216,18 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
         found |= kd_test_triangle(scene, &ray, word1, tmin, &best, hit);
       } else {
         uint i;
+#ifdef TS_KD_CPU
+        for (i = 0u; i < count; i += TS_SIMD_LANES) {
+          uint n = count - i < TS_SIMD_LANES ? count - i : TS_SIMD_LANES;
+          found |= kd_test_triangles_simd(scene, &ray, leaf_refs + word1 + i, n, tmin, &best, hit);
+          if (any_hit && found) return 1;
+        }
+#else
         for (i = 0u; i < count; ++i) {
           found |= kd_test_triangle(scene, &ray, leaf_refs[word1 + i], tmin, &best, hit);
           if (any_hit && found) return 1;
         }
+#endif
       }
       if (any_hit && found) return 1;
     }

@@ -18,9 +18,10 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// Runs the kernel once to warm up, then `passes` times; median device time in ms.
-double time_kernel(const cl::Device& device, const cl::Kernel& kernel, uint32_t size, const RayBenchOptions& o) {
-  const size_t gx = (size + o.local_x - 1) / o.local_x * o.local_x, gy = (size + o.local_y - 1) / o.local_y * o.local_y;
+// Runs the kernel over items x items work items once to warm up, then `passes` times; median
+// device time in ms.
+double time_kernel(const cl::Device& device, const cl::Kernel& kernel, uint32_t items, const RayBenchOptions& o) {
+  const size_t gx = (items + o.local_x - 1) / o.local_x * o.local_x, gy = (items + o.local_y - 1) / o.local_y * o.local_y;
   cl::launch_2d(device, kernel, {gx, gy}, {o.local_x, o.local_y}).wait();
   std::vector<double> ms;
   for (int i = 0; i < o.passes; ++i) ms.push_back(cl::launch_2d(device, kernel, {gx, gy}, {o.local_x, o.local_y}).timing().run_ms());
@@ -76,16 +77,20 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl::Buffer occluded = budget.create("bench_occluded", pixels * 4);
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
 
-  cl::Kernel primary = program.kernel("bench_primary");
+  // CPU devices trace primary and shadow rays as packets of 2 x 2 pixels (kernels/accel/kdtree_packet.h).
+  const bool packets = device.info().type == cl::DeviceType::cpu;
+  const std::string block = packets ? "_block" : "";
+  const uint32_t block_items = packets ? (options.size + 1) / 2 : options.size;
+  cl::Kernel primary = program.kernel("bench_primary" + block);
   cl_uint arg = device_scene.set_scene_args(primary);
   primary.set_arg(arg++, camera);
   primary.set_arg(arg++, hits);
-  const double primary_ms = time_kernel(device, primary, options.size, options);
+  const double primary_ms = time_kernel(device, primary, block_items, options);
   const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
   const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
   result.kinds.push_back({"primary", pixels, primary_ms});
 
-  cl::Kernel shadow = program.kernel("bench_shadow");
+  cl::Kernel shadow = program.kernel("bench_shadow" + block);
   arg = device_scene.set_scene_args(shadow);
   shadow.set_arg(arg++, camera);
   shadow.set_arg(arg++, hits);
@@ -93,7 +98,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   shadow.set_arg(arg++, light[1]);
   shadow.set_arg(arg++, light[2]);
   shadow.set_arg(arg++, occluded);
-  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, options.size, options)});
+  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, block_items, options)});
 
   cl::Kernel diffuse = program.kernel("bench_diffuse");
   arg = device_scene.set_scene_args(diffuse);

@@ -41,3 +41,32 @@ __kernel void bench_diffuse(TS_SCENE_PARAMS, const CameraParams camera, __global
   uint i = y * camera.width + x;
   bounce_hits[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], seed);
 }
+
+#ifdef TS_DEVICE_CPU
+/* CPU devices: primary and shadow benchmark rays of a 2 x 2 pixel block per work item, traced as
+ * one packet (kernels/accel/kdtree_packet.h). Global size: ceil(width / 2) x ceil(height / 2). */
+__kernel void bench_primary_block(TS_SCENE_PARAMS, const CameraParams camera, __global float4* hits) {
+  uint x0 = get_global_id(0) * TS_BENCH_BLOCK, y0 = get_global_id(1) * TS_BENCH_BLOCK, l;
+  float4 rec[TS_SIMD_LANES];
+  if (x0 >= camera.width || y0 >= camera.height) return;
+  TS_SCENE_VIEW(view);
+  bench_trace_primary_block(&view, &camera, x0, y0, rec);
+  for (l = 0u; l < TS_SIMD_LANES; ++l)
+    if (bench_block_inside(&camera, x0, y0, l)) hits[bench_block_y(y0, l) * camera.width + bench_block_x(x0, l)] = rec[l];
+}
+
+__kernel void bench_shadow_block(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits, const float lx,
+                                 const float ly, const float lz, __global uint* occluded) {
+  uint x0 = get_global_id(0) * TS_BENCH_BLOCK, y0 = get_global_id(1) * TS_BENCH_BLOCK, l;
+  float4 rec[TS_SIMD_LANES];
+  uint out[TS_SIMD_LANES];
+  if (x0 >= camera.width || y0 >= camera.height) return;
+  TS_SCENE_VIEW(view);
+  for (l = 0u; l < TS_SIMD_LANES; ++l)
+    rec[l] = bench_block_inside(&camera, x0, y0, l) ? hits[bench_block_y(y0, l) * camera.width + bench_block_x(x0, l)]
+                                                    : make_float4(-1.0f, 0.0f, 0.0f, 0.0f);
+  bench_trace_shadow_block(&view, &camera, x0, y0, rec, make_float3(lx, ly, lz), out);
+  for (l = 0u; l < TS_SIMD_LANES; ++l)
+    if (bench_block_inside(&camera, x0, y0, l)) occluded[bench_block_y(y0, l) * camera.width + bench_block_x(x0, l)] = out[l];
+}
+#endif

@@ -1,0 +1,58 @@
+/* Vertex positions of up to TS_SIMD_LANES triangles at once, for the CPU's batched triangle test. All
+ * loads of one level (triangle -> vertex indices -> quantized vertices -> geometry cells) are
+ * issued before any is used, so a core waits for the memory once per level rather than once per
+ * triangle; the decode then runs lane-parallel. Bit-identical to scene_vertex_position. */
+#ifndef TESSERA_KERNELS_SCENE_SCENE_GATHER_H
+#define TESSERA_KERNELS_SCENE_SCENE_GATHER_H
+#include "kernels/geom/triangle_batch.h"
+#include "kernels/scene/scene_view.h"
+
+/* Fills tris[0, 8) and batch with the triangles refs[0, n), 1 <= n <= 8; lanes from n on repeat
+ * the first triangle so their arithmetic stays finite (callers ignore those lanes). */
+TS_FN void scene_gather_triangles(const SceneView* scene, TS_GLOBAL const uint* refs, uint n, uint* tris,
+                                   TriangleBatch* batch) {
+  uint vertex[3][TS_SIMD_LANES];
+  uint i, k;
+  for (i = 0u; i < TS_SIMD_LANES; ++i) tris[i] = refs[i < n ? i : 0u];
+  for (i = 0u; i < TS_SIMD_LANES; ++i) {
+    TS_GLOBAL const uint* t = scene->triangles + 3u * tris[i];
+    vertex[0][i] = t[0];
+    vertex[1][i] = t[1];
+    vertex[2][i] = t[2];
+  }
+  if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED) {
+    uint offsets[3][TS_SIMD_LANES], cell_ij[3][TS_SIMD_LANES], cell_k[3][TS_SIMD_LANES];
+    const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
+    for (k = 0u; k < 3u; ++k)
+      for (i = 0u; i < TS_SIMD_LANES; ++i) {
+        uint2 q = ts_load_uint2(scene->quantized_vertices, vertex[k][i]);
+        offsets[k][i] = q.x;
+        cell_ij[k][i] = q.y & 0xFFFFu; /* cell index for now, replaced by its coordinates below */
+      }
+    for (k = 0u; k < 3u; ++k)
+      for (i = 0u; i < TS_SIMD_LANES; ++i) {
+        uint2 c = ts_load_uint2(scene->cell_table, cell_ij[k][i]);
+        cell_ij[k][i] = c.x;
+        cell_k[k][i] = c.y;
+      }
+    for (k = 0u; k < 3u; ++k) { /* decode_quantized_position lane-parallel */
+      ts_uintv o = ts_simd_load_uint(offsets[k]), ij = ts_simd_load_uint(cell_ij[k]);
+      ts_floatv fx = ts_simd_from_uint(ij & 0xFFFFu) + ts_simd_from_uint(o & 1023u) * ts_simd_splat(inv_levels);
+      ts_floatv fy = ts_simd_from_uint(ij >> 16) + ts_simd_from_uint((o >> 10) & 1023u) * ts_simd_splat(inv_levels);
+      ts_floatv fz = ts_simd_from_uint(ts_simd_load_uint(cell_k[k])) + ts_simd_from_uint((o >> 20) & 1023u) * ts_simd_splat(inv_levels);
+      ts_simd_store(ts_simd_splat(scene->anchor_x) + fx * ts_simd_splat(scene->cell_size), batch->p[k][0]);
+      ts_simd_store(ts_simd_splat(scene->anchor_y) + fy * ts_simd_splat(scene->cell_size), batch->p[k][1]);
+      ts_simd_store(ts_simd_splat(scene->anchor_z) + fz * ts_simd_splat(scene->cell_size), batch->p[k][2]);
+    }
+  } else {
+    for (k = 0u; k < 3u; ++k)
+      for (i = 0u; i < TS_SIMD_LANES; ++i) {
+        TS_GLOBAL const float* p = scene->positions + 3u * vertex[k][i];
+        batch->p[k][0][i] = p[0];
+        batch->p[k][1][i] = p[1];
+        batch->p[k][2][i] = p[2];
+      }
+  }
+}
+
+#endif
