@@ -3,7 +3,13 @@
 // input with one clear error.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "common/base/error.h"
+#include "common/cl/commands.h"
+#include "common/cl/device.h"
+#include "common/cl/device_memory.h"
+#include "common/cl/program.h"
 #include "common/cl/device_selection.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -11,6 +17,7 @@
 #include "common/render/shading_data.h"
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
+#include "worker/render/device_scene.h"
 #include "worker/render/frame_render.h"
 
 namespace tessera {
@@ -178,6 +185,59 @@ TEST(TesseraBench, RaysSmokeRun) {
   const auto json = nlohmann::json::parse(r.output);
   EXPECT_GT(json[0]["kernels"]["primary"]["mrays_per_s"].get<double>(), 0.0);
   EXPECT_EQ(json[0]["kernels"]["primary"]["rays"].get<uint64_t>(), 32u * 32u);
+}
+
+// On CPU devices tessera-bench traces primary and shadow rays as packets of 2 x 4 pixels; they must
+// report exactly what the one-ray-per-pixel kernels report, edge blocks included.
+TEST(TesseraBench, CpuPacketKernelsTraceTheSameRays) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  PackedFixture f("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb", false);
+  const PackedScene scene = PackedScene::load(f.path);
+  const cl::Device device = cl::Device::open("cpu");
+  cl::DeviceMemoryBudget budget(device);
+  const DeviceScene device_scene(device, budget, scene);
+  const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl");
+  const uint32_t w = 37, h = 29;  // not multiples of the blocks
+  const size_t pixels = size_t(w) * h;
+  const CameraParams camera = default_camera(scene, w, h);
+  const auto& b = scene.manifest().bounds();
+  const float light[3] = {0.5f * (b.min().x() + b.max().x()), b.max().y() - 0.05f * (b.max().y() - b.min().y()),
+                          0.5f * (b.min().z() + b.max().z())};
+  auto run = [&](const std::string& name, size_t gx, size_t gy, auto&& set_args) {
+    cl::Kernel k = program.kernel(name);
+    set_args(k, device_scene.set_scene_args(k));
+    cl::launch_2d(device, k, {gx, gy}, {1, 1}).wait();
+  };
+  cl::Buffer hits[2] = {budget.create("hits_single", pixels * 16), budget.create("hits_block", pixels * 16)};
+  cl::Buffer occluded[2] = {budget.create("occluded_single", pixels * 4), budget.create("occluded_block", pixels * 4)};
+  for (int i = 0; i < 2; ++i) {
+    const std::string suffix = i ? "_block" : "";
+    const size_t gx = i ? (w + 1) / 2 : w, gy = i ? (h + 3) / 4 : h;
+    run("bench_primary" + suffix, gx, gy, [&](cl::Kernel& k, cl_uint arg) {
+      k.set_arg(arg++, camera);
+      k.set_arg(arg++, hits[i]);
+    });
+    run("bench_shadow" + suffix, gx, gy, [&](cl::Kernel& k, cl_uint arg) {
+      k.set_arg(arg++, camera);
+      k.set_arg(arg++, hits[0]);
+      for (float c : light) k.set_arg(arg++, c);
+      k.set_arg(arg++, occluded[i]);
+    });
+  }
+  const auto single = cl::read_buffer<cl_float4>(device, hits[0], pixels);
+  const auto block = cl::read_buffer<cl_float4>(device, hits[1], pixels);
+  const auto occ_single = cl::read_buffer<cl_uint>(device, occluded[0], pixels);
+  const auto occ_block = cl::read_buffer<cl_uint>(device, occluded[1], pixels);
+  size_t hit_count = 0, shadowed = 0;
+  for (size_t i = 0; i < pixels; ++i) {
+    EXPECT_EQ(std::memcmp(&single[i], &block[i], sizeof(cl_float4)), 0) << "pixel " << i % w << "," << i / w;
+    EXPECT_EQ(occ_single[i], occ_block[i]) << "pixel " << i % w << "," << i / w;
+    hit_count += single[i].s[0] >= 0.0f;
+    shadowed += occ_single[i] == 1u;
+  }
+  EXPECT_GT(hit_count, pixels / 2);
+  EXPECT_GT(shadowed, 0u);
+  EXPECT_LT(shadowed, hit_count);
 }
 
 }  // namespace

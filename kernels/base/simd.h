@@ -1,34 +1,38 @@
-/* Small float and int vectors for code that runs on CPUs, where one core tests several triangles
- * at once with SIMD instructions (SSE, AVX, NEON) instead of one after the other. OpenCL C has
+/* Small float and int vectors for code that runs on CPUs, where one core tests several triangles,
+ * or several rays, at once with SIMD instructions instead of one after the other. OpenCL C has
  * floatN and intN; on the host GCC/Clang vector extensions give the same element-wise arithmetic,
- * which rounds exactly like scalar code (no contraction on either side). TS_SIMD_LANES is 4: the
- * leaves a ray visits hold about 3 triangles on average, so wider vectors mostly test padding.
+ * which rounds exactly like scalar code (no contraction on either side), so a result never depends
+ * on the width. OpenCL CPU devices use 8 lanes (their compiler targets the CPU it runs on: AVX,
+ * AVX-512, or NEON in pairs); the host build 4, as it targets plain x86-64 (SSE2).
  *
  * Comparisons give -1 (true) or 0 per lane. ts_simd_select(a, b, mask) is b where mask, else a. */
 #ifndef TESSERA_KERNELS_BASE_SIMD_H
 #define TESSERA_KERNELS_BASE_SIMD_H
 #include "kernels/base/compat.h"
 
-#define TS_SIMD_LANES 4u
+#define TS_SIMD_LANES_OPENCL_CPU 8u
+#define TS_SIMD_LANES_HOST 4u
 
 #ifdef TS_DEVICE_OPENCL
-typedef float4 ts_floatv;
-typedef int4 ts_intv;
-typedef uint4 ts_uintv;
-TS_FN ts_floatv ts_simd_load(const float* p) { return vload4(0, p); }
-TS_FN ts_uintv ts_simd_load_uint(const uint* p) { return vload4(0, p); }
-TS_FN ts_intv ts_simd_load_int(const int* p) { return vload4(0, p); }
-TS_FN void ts_simd_store(ts_floatv v, float* p) { vstore4(v, 0, p); }
-TS_FN void ts_simd_store_int(ts_intv v, int* p) { vstore4(v, 0, p); }
+#define TS_SIMD_LANES TS_SIMD_LANES_OPENCL_CPU
+typedef float8 ts_floatv;
+typedef int8 ts_intv;
+typedef uint8 ts_uintv;
+TS_FN ts_floatv ts_simd_load(const float* p) { return vload8(0, p); }
+TS_FN ts_uintv ts_simd_load_uint(const uint* p) { return vload8(0, p); }
+TS_FN ts_intv ts_simd_load_int(const int* p) { return vload8(0, p); }
+TS_FN void ts_simd_store(ts_floatv v, float* p) { vstore8(v, 0, p); }
+TS_FN void ts_simd_store_int(ts_intv v, int* p) { vstore8(v, 0, p); }
 TS_FN ts_floatv ts_simd_splat(float x) { return (ts_floatv)(x); }
-TS_FN ts_floatv ts_simd_from_uint(ts_uintv v) { return convert_float4(v); }
+TS_FN ts_floatv ts_simd_from_uint(ts_uintv v) { return convert_float8(v); }
 TS_FN ts_intv ts_simd_splat_int(int x) { return (ts_intv)(x); }
 TS_FN int ts_simd_any(ts_intv mask) { return any(mask); }
 TS_FN ts_floatv ts_simd_min(ts_floatv a, ts_floatv b) { return fmin(a, b); }
 TS_FN ts_floatv ts_simd_max(ts_floatv a, ts_floatv b) { return fmax(a, b); }
-TS_FN float ts_simd_lane(ts_floatv v, uint i) { float a[TS_SIMD_LANES]; vstore4(v, 0, a); return a[i]; }
+TS_FN float ts_simd_lane(ts_floatv v, uint i) { float a[TS_SIMD_LANES]; vstore8(v, 0, a); return a[i]; }
 #define ts_simd_select(a, b, mask) select(a, b, mask)
 #else
+#define TS_SIMD_LANES TS_SIMD_LANES_HOST
 typedef float ts_floatv __attribute__((vector_size(16)));
 typedef int ts_intv __attribute__((vector_size(16)));
 typedef uint ts_uintv __attribute__((vector_size(16)));

@@ -80,52 +80,54 @@ TS_FN float4 bench_trace_diffuse(const SceneView* scene, const CameraParams* cam
 }
 
 #ifdef TS_KD_CPU
-/* CPU devices: primary and shadow rays of a 2 x 2 pixel block as one packet
- * (kernels/accel/kdtree_packet.h), same hits as the functions above. Lane l is pixel
- * (x0 + l % 2, y0 + l / 2); pixels beyond the image trace nothing. Diffuse bounces point every
- * which way, so they stay single rays. */
-#define TS_BENCH_BLOCK 2u
+/* CPU devices trace the same rays in blocks of pixels, as packets (kernels/accel/kdtree_packet.h),
+ * with the same hits as the functions above: a block of TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H primary or
+ * shadow rays is one packet, lane l being pixel (x0 + l % TS_PACKET_BLOCK_W, y0 + l / TS_PACKET_BLOCK_W);
+ * pixels beyond the image trace nothing. hits and
+ * occluded are whole images, row by row. Diffuse bounces stay single rays: sorted into packets by
+ * direction octant (8 x 8 blocks) they measured no faster, the rays of a packet part too soon. */
 
-TS_FN uint bench_block_x(uint x0, uint lane) { return x0 + lane % TS_BENCH_BLOCK; }
-TS_FN uint bench_block_y(uint y0, uint lane) { return y0 + lane / TS_BENCH_BLOCK; }
-TS_FN int bench_block_inside(const CameraParams* cam, uint x0, uint y0, uint lane) {
-  return bench_block_x(x0, lane) < cam->width && bench_block_y(y0, lane) < cam->height;
-}
-
-TS_FN void bench_trace_primary_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0, float4* out) {
+TS_FN void bench_trace_primary_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0, TS_GLOBAL float4* hits) {
   KdPacket rays;
-  Hit hits[TS_SIMD_LANES];
+  Hit hit[TS_SIMD_LANES];
   int found[TS_SIMD_LANES];
   uint l;
   for (l = 0u; l < TS_SIMD_LANES; ++l) {
+    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
     rays.org[l] = camera_origin(cam);
-    rays.dir[l] = camera_direction(cam, (float)bench_block_x(x0, l) + 0.5f, (float)bench_block_y(y0, l) + 0.5f);
+    rays.dir[l] = camera_direction(cam, (float)x + 0.5f, (float)y + 0.5f);
     rays.tmin[l] = 0.0f;
-    rays.tmax[l] = bench_block_inside(cam, x0, y0, l) ? TS_INFINITY : -1.0f;
+    rays.tmax[l] = x < cam->width && y < cam->height ? TS_INFINITY : -1.0f;
   }
-  kd_traverse_packet(scene, &rays, 0, found, hits);
-  for (l = 0u; l < TS_SIMD_LANES; ++l) out[l] = bench_hit_record(found[l], &hits[l]);
+  kd_traverse_packet(scene, &rays, 0, found, hit);
+  for (l = 0u; l < TS_SIMD_LANES; ++l) {
+    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
+    if (x < cam->width && y < cam->height) hits[y * cam->width + x] = bench_hit_record(found[l], &hit[l]);
+  }
 }
 
-/* rec: the block's primary records, lane order */
-TS_FN void bench_trace_shadow_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0, const float4* rec,
-                                   float3 light, uint* out) {
+TS_FN void bench_trace_shadow_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0,
+                              TS_GLOBAL const float4* hits, float3 light, TS_GLOBAL uint* occluded) {
   KdPacket rays;
-  Hit hits[TS_SIMD_LANES];
+  Hit hit[TS_SIMD_LANES];
   int found[TS_SIMD_LANES], has_ray[TS_SIMD_LANES];
   float eps = bench_epsilon(scene);
   uint l;
   for (l = 0u; l < TS_SIMD_LANES; ++l) {
-    has_ray[l] = bench_block_inside(cam, x0, y0, l) &&
-                 bench_shadow_ray(scene, cam, bench_block_x(x0, l), bench_block_y(y0, l), rec[l], light, eps, &rays.org[l],
-                                  &rays.dir[l]);
+    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
+    int inside = x < cam->width && y < cam->height;
+    has_ray[l] = inside && bench_shadow_ray(scene, cam, x, y, hits[y * cam->width + x], light, eps, &rays.org[l], &rays.dir[l]);
     if (!has_ray[l]) rays.org[l] = rays.dir[l] = make_float3(0.0f, 0.0f, 0.0f);
     rays.tmin[l] = 0.0f;
     rays.tmax[l] = has_ray[l] ? 0.9999f : -1.0f;
   }
-  kd_traverse_packet(scene, &rays, 1, found, hits);
-  for (l = 0u; l < TS_SIMD_LANES; ++l) out[l] = has_ray[l] ? (uint)found[l] : 2u;
+  kd_traverse_packet(scene, &rays, 1, found, hit);
+  for (l = 0u; l < TS_SIMD_LANES; ++l) {
+    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
+    if (x < cam->width && y < cam->height) occluded[y * cam->width + x] = has_ray[l] ? (uint)found[l] : 2u;
+  }
 }
+
 #endif
 
 #endif

@@ -5,6 +5,7 @@
  * shadow rays treat them as opaque. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_WHITTED_H
 #define TESSERA_KERNELS_INTEGRATORS_WHITTED_H
+#include "kernels/accel/kdtree_packet.h"
 #include "kernels/integrators/direct_light.h"
 #include "kernels/render/camera.h"
 
@@ -29,8 +30,9 @@ TS_FN float fresnel_dielectric(float cos_i, float eta_i, float eta_t) {
 
 TS_FN float3 reflect_dir(float3 d, float3 n) { return v3_sub(d, v3_scale(n, 2.0f * v3_dot(d, n))); }
 
+/* primary: the hit of the ray (org, dir) when the caller traced it already (a packet on CPUs), else 0. */
 TS_FN float3 whitted_radiance(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, float3 org,
-                              float3 dir, Rng* rng) {
+                              float3 dir, const Hit* primary, Rng* rng) {
   PendingRay stack[TS_WHITTED_STACK];
   uint sp = 1u, segments = 0u;
   float3 result = make_float3(0.0f, 0.0f, 0.0f);
@@ -43,8 +45,14 @@ TS_FN float3 whitted_radiance(const SceneView* scene, const ShadingContext* ctx,
     Hit hit;
     Surface s;
     MaterialGpu m;
-    ++segments;
-    if (!kd_intersect_closest(scene, r.org, r.dir, 0.0f, TS_INFINITY, &hit)) {
+    int found;
+    if (segments++ == 0u && primary) {
+      hit = *primary;
+      found = hit.tri != TS_KD_NO_TRIANGLE;
+    } else {
+      found = kd_intersect_closest(scene, r.org, r.dir, 0.0f, TS_INFINITY, &hit);
+    }
+    if (!found) {
       result = v3_add(result, v3_mul(r.weight, make_float3(rs->background_r, rs->background_g, rs->background_b)));
       continue;
     }
@@ -112,8 +120,39 @@ TS_FN uint raytrace_pixel(const SceneView* scene, const ShadingContext* ctx, con
                           const CameraParams* cam, uint px, uint py) {
   float3 dir = camera_direction(cam, (float)px + 0.5f, (float)py + 0.5f);
   Rng rng = rng_make(py * cam->width + px, 0u, rs->seed);
-  float3 c = whitted_radiance(scene, ctx, rs, camera_origin(cam), dir, &rng);
+  float3 c = whitted_radiance(scene, ctx, rs, camera_origin(cam), dir, 0, &rng);
   return pack_rgba8(&ctx->color, v3_scale(c, rs->exposure));
 }
+
+#ifdef TS_KD_CPU
+/* CPU devices: the pixels of a TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H block at (x0, y0), their primary
+ * rays traced as one packet (kernels/accel/kdtree_packet.h); the same colours as raytrace_pixel.
+ * rgba[l] is pixel (x0 + l % TS_PACKET_BLOCK_W, y0 + l / TS_PACKET_BLOCK_W); pixels at or beyond
+ * (x_end, y_end) are left alone. */
+TS_FN void raytrace_block(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
+                          const CameraParams* cam, uint x0, uint y0, uint x_end, uint y_end, uint* rgba) {
+  KdPacket rays;
+  Hit hits[TS_SIMD_LANES];
+  int found[TS_SIMD_LANES];
+  uint l;
+  for (l = 0u; l < TS_SIMD_LANES; ++l) {
+    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
+    rays.org[l] = camera_origin(cam);
+    rays.dir[l] = camera_direction(cam, (float)x + 0.5f, (float)y + 0.5f);
+    rays.tmin[l] = 0.0f;
+    rays.tmax[l] = x < x_end && y < y_end ? TS_INFINITY : -1.0f;
+  }
+  kd_traverse_packet(scene, &rays, 0, found, hits);
+  for (l = 0u; l < TS_SIMD_LANES; ++l) {
+    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
+    Rng rng;
+    float3 c;
+    if (x >= x_end || y >= y_end) continue;
+    rng = rng_make(y * cam->width + x, 0u, rs->seed);
+    c = whitted_radiance(scene, ctx, rs, rays.org[l], rays.dir[l], &hits[l], &rng);
+    rgba[l] = pack_rgba8(&ctx->color, v3_scale(c, rs->exposure));
+  }
+}
+#endif
 
 #endif

@@ -50,43 +50,22 @@ std::vector<RayKindResult> host_trace(const PackedScene& scene, const CameraPara
     return median_of(ms);
   };
   std::vector<RayKindResult> out;
-  // Primary and shadow rays as packets of 2 x 2 pixels, as on OpenCL CPU devices; a pass covers block rows.
-  auto for_blocks = [w, h](uint32_t block_row, auto&& block) {
-    const uint32_t y0 = block_row * TS_BENCH_BLOCK;
-    for (uint32_t x0 = 0; x0 < w; x0 += TS_BENCH_BLOCK) {
-      size_t index[TS_SIMD_LANES];
-      bool inside[TS_SIMD_LANES];
-      for (uint32_t l = 0; l < TS_SIMD_LANES; ++l) {
-        inside[l] = bench_block_x(x0, l) < w && bench_block_y(y0, l) < h;
-        index[l] = size_t(bench_block_y(y0, l)) * w + bench_block_x(x0, l);
-      }
-      block(x0, y0, index, inside);
-    }
-  };
-  const uint32_t block_rows = (h + TS_BENCH_BLOCK - 1) / TS_BENCH_BLOCK;
-  const double primary_ms = timed(block_rows, [&](uint32_t row) {
-    for_blocks(row, [&](uint32_t x0, uint32_t y0, const size_t* index, const bool* inside) {
-      float4 rec[TS_SIMD_LANES];
-      bench_trace_primary_block(&view, &camera, x0, y0, rec);
-      for (uint32_t l = 0; l < TS_SIMD_LANES; ++l)
-        if (inside[l]) hits[index[l]] = rec[l];
+  // Primary and shadow rays of 2 x (TS_SIMD_LANES / 2) pixels as one packet, as on OpenCL CPU devices
+  // (kernels/integrators/bench_rays.h); a pass hands out rows of blocks.
+  auto block_rows = [&](auto&& trace) {
+    return timed((h + TS_PACKET_BLOCK_H - 1) / TS_PACKET_BLOCK_H, [&](uint32_t row) {
+      for (uint32_t x0 = 0; x0 < w; x0 += TS_PACKET_BLOCK_W) trace(x0, row * TS_PACKET_BLOCK_H);
     });
-  });
+  };
+  const double primary_ms =
+      block_rows([&](uint32_t x0, uint32_t y0) { bench_trace_primary_block(&view, &camera, x0, y0, hits.data()); });
   const uint64_t hit_count = uint64_t(std::count_if(hits.begin(), hits.end(), [](const float4& r) { return r.x >= 0.0f; }));
   out.push_back({"primary", uint64_t(w) * h, primary_ms});
   // Results are stored so the compiler cannot drop the tracing as unused.
   std::vector<uint32_t> occluded(hits.size());
   std::vector<float4> bounce(hits.size());
-  out.push_back({"shadow", hit_count, timed(block_rows, [&](uint32_t row) {
-                   for_blocks(row, [&](uint32_t x0, uint32_t y0, const size_t* index, const bool* inside) {
-                     float4 rec[TS_SIMD_LANES];
-                     uint result[TS_SIMD_LANES];
-                     for (uint32_t k = 0; k < TS_SIMD_LANES; ++k)
-                       rec[k] = inside[k] ? hits[index[k]] : make_float4(-1.0f, 0.0f, 0.0f, 0.0f);
-                     bench_trace_shadow_block(&view, &camera, x0, y0, rec, l, result);
-                     for (uint32_t k = 0; k < TS_SIMD_LANES; ++k)
-                       if (inside[k]) occluded[index[k]] = result[k];
-                   });
+  out.push_back({"shadow", hit_count, block_rows([&](uint32_t x0, uint32_t y0) {
+                   bench_trace_shadow_block(&view, &camera, x0, y0, hits.data(), l, occluded.data());
                  })});
   out.push_back({"diffuse", hit_count, timed(h, [&](uint32_t y) {
                    for (uint32_t x = 0; x < w; ++x) {

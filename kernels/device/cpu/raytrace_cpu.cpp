@@ -13,11 +13,20 @@ void raytrace_tile(const SceneView& scene, const ShadingContext& shading, const 
                    const CameraParams& camera, const TileRect& tile, std::span<uint32_t> out, unsigned threads) {
   if (out.size() != size_t(tile.width) * tile.height) throw Error("tile buffer has the wrong size");
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  // Rows of pixel blocks whose primary rays trace as one packet each (raytrace_block).
   std::atomic<uint32_t> next_row{0};
+  const uint32_t x_end = tile.x0 + tile.width, y_end = tile.y0 + tile.height;
   auto work = [&] {
-    for (uint32_t y; (y = next_row.fetch_add(1)) < tile.height;)
-      for (uint32_t x = 0; x < tile.width; ++x)
-        out[size_t(y) * tile.width + x] = raytrace_pixel(&scene, &shading, &settings, &camera, tile.x0 + x, tile.y0 + y);
+    for (uint32_t row; (row = next_row.fetch_add(1)) * TS_PACKET_BLOCK_H < tile.height;)
+      for (uint32_t bx = 0; bx < tile.width; bx += TS_PACKET_BLOCK_W) {
+        const uint32_t by = row * TS_PACKET_BLOCK_H;
+        uint rgba[TS_SIMD_LANES];
+        raytrace_block(&scene, &shading, &settings, &camera, tile.x0 + bx, tile.y0 + by, x_end, y_end, rgba);
+        for (uint32_t l = 0; l < TS_SIMD_LANES; ++l) {
+          const uint32_t x = bx + l % TS_PACKET_BLOCK_W, y = by + l / TS_PACKET_BLOCK_W;
+          if (x < tile.width && y < tile.height) out[size_t(y) * tile.width + x] = rgba[l];
+        }
+      }
   };
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);

@@ -3,6 +3,7 @@
 #include "kernels/integrators/bench_rays.h"
 #include "kernels/integrators/whitted.h"
 
+#ifndef TS_DEVICE_CPU
 /* One work item per pixel of a tile; out holds the tile's pixels row by row (RGBA8). */
 __kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
                             const uint tile_x0, const uint tile_y0, const uint tile_w, const uint tile_h,
@@ -13,6 +14,24 @@ __kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSett
   TS_SHADING_CONTEXT(ctx);
   out[y * tile_w + x] = raytrace_pixel(&view, &ctx, &settings, &camera, tile_x0 + x, tile_y0 + y);
 }
+#else
+/* CPU devices: one work item per block of TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H pixels of the tile,
+ * whose primary rays trace as one packet. Global size: ceil(tile_w / 2) x ceil(tile_h / 4). */
+__kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
+                            const uint tile_x0, const uint tile_y0, const uint tile_w, const uint tile_h,
+                            __global uint* out) {
+  uint x0 = get_global_id(0) * TS_PACKET_BLOCK_W, y0 = get_global_id(1) * TS_PACKET_BLOCK_H, l;
+  uint rgba[TS_SIMD_LANES];
+  if (x0 >= tile_w || y0 >= tile_h) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  raytrace_block(&view, &ctx, &settings, &camera, tile_x0 + x0, tile_y0 + y0, tile_x0 + tile_w, tile_y0 + tile_h, rgba);
+  for (l = 0u; l < TS_SIMD_LANES; ++l) {
+    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
+    if (x < tile_w && y < tile_h) out[y * tile_w + x] = rgba[l];
+  }
+}
+#endif
 
 /* Ray benchmark, primary rays: closest hit for every pixel of the full image. */
 __kernel void bench_primary(TS_SCENE_PARAMS, const CameraParams camera, __global float4* hits) {
@@ -43,30 +62,20 @@ __kernel void bench_diffuse(TS_SCENE_PARAMS, const CameraParams camera, __global
 }
 
 #ifdef TS_DEVICE_CPU
-/* CPU devices: primary and shadow benchmark rays of a 2 x 2 pixel block per work item, traced as
- * one packet (kernels/accel/kdtree_packet.h). Global size: ceil(width / 2) x ceil(height / 2). */
+/* CPU devices: primary and shadow benchmark rays of a block of 2 x 4 pixels per work item, traced as
+ * one packet (kernels/integrators/bench_rays.h). Global size: ceil(width / 2) x ceil(height / 4). */
 __kernel void bench_primary_block(TS_SCENE_PARAMS, const CameraParams camera, __global float4* hits) {
-  uint x0 = get_global_id(0) * TS_BENCH_BLOCK, y0 = get_global_id(1) * TS_BENCH_BLOCK, l;
-  float4 rec[TS_SIMD_LANES];
+  uint x0 = get_global_id(0) * TS_PACKET_BLOCK_W, y0 = get_global_id(1) * TS_PACKET_BLOCK_H;
   if (x0 >= camera.width || y0 >= camera.height) return;
   TS_SCENE_VIEW(view);
-  bench_trace_primary_block(&view, &camera, x0, y0, rec);
-  for (l = 0u; l < TS_SIMD_LANES; ++l)
-    if (bench_block_inside(&camera, x0, y0, l)) hits[bench_block_y(y0, l) * camera.width + bench_block_x(x0, l)] = rec[l];
+  bench_trace_primary_block(&view, &camera, x0, y0, hits);
 }
 
 __kernel void bench_shadow_block(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits, const float lx,
                                  const float ly, const float lz, __global uint* occluded) {
-  uint x0 = get_global_id(0) * TS_BENCH_BLOCK, y0 = get_global_id(1) * TS_BENCH_BLOCK, l;
-  float4 rec[TS_SIMD_LANES];
-  uint out[TS_SIMD_LANES];
+  uint x0 = get_global_id(0) * TS_PACKET_BLOCK_W, y0 = get_global_id(1) * TS_PACKET_BLOCK_H;
   if (x0 >= camera.width || y0 >= camera.height) return;
   TS_SCENE_VIEW(view);
-  for (l = 0u; l < TS_SIMD_LANES; ++l)
-    rec[l] = bench_block_inside(&camera, x0, y0, l) ? hits[bench_block_y(y0, l) * camera.width + bench_block_x(x0, l)]
-                                                    : make_float4(-1.0f, 0.0f, 0.0f, 0.0f);
-  bench_trace_shadow_block(&view, &camera, x0, y0, rec, make_float3(lx, ly, lz), out);
-  for (l = 0u; l < TS_SIMD_LANES; ++l)
-    if (bench_block_inside(&camera, x0, y0, l)) occluded[bench_block_y(y0, l) * camera.width + bench_block_x(x0, l)] = out[l];
+  bench_trace_shadow_block(&view, &camera, x0, y0, hits, make_float3(lx, ly, lz), occluded);
 }
 #endif
