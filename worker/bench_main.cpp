@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
       "Primary, shadow and one-bounce diffuse rays for the scene's default camera, traced by the OpenCL kernels\n"
       "(device time from profiling events). Give several .tpk files (e.g. the same scene packed with --quantize none\n"
       "or --kdtree standard) to see what compactness costs. Where Embree is built in, it traces the very same rays on\n"
-      "all CPU cores (rtcIntersect1/rtcOccluded1) as a peer column.");
+      "all CPU cores (rtcIntersect1/rtcOccluded1) as a peer column. On CPUs (an OpenCL CPU device, or --device host)\n"
+      "primary and shadow rays travel as packets of 2 x 4 pixels (2 x 2 on the host), one ray per SIMD lane, with the\n"
+      "same hits; diffuse bounces as single rays.");
   std::vector<std::string> scenes;
   bench::RayBenchOptions options;
   bool json = false, no_embree = false;
