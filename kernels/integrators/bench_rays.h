@@ -5,6 +5,7 @@
 #ifndef TESSERA_KERNELS_INTEGRATORS_BENCH_RAYS_H
 #define TESSERA_KERNELS_INTEGRATORS_BENCH_RAYS_H
 #include "kernels/accel/kdtree_packet.h"
+#include "kernels/render/camera_packet.h"
 #include "kernels/render/camera.h"
 #include "kernels/render/rng.h"
 
@@ -80,54 +81,43 @@ TS_FN float4 bench_trace_diffuse(const SceneView* scene, const CameraParams* cam
 }
 
 #ifdef TS_KD_CPU
-/* CPU devices trace the same rays in blocks of pixels, as packets (kernels/accel/kdtree_packet.h),
- * with the same hits as the functions above: a block of TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H primary or
- * shadow rays is one packet, lane l being pixel (x0 + l % TS_PACKET_BLOCK_W, y0 + l / TS_PACKET_BLOCK_W);
- * pixels beyond the image trace nothing. hits and
- * occluded are whole images, row by row. Diffuse bounces stay single rays: sorted into packets by
- * direction octant (8 x 8 blocks) they measured no faster, the rays of a packet part too soon. */
-
+/* CPU devices trace the same rays in blocks of TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H pixels, each
+ * block's primary or shadow rays as one packet (kernels/render/camera_packet.h), with the same hits as
+ * the functions above. hits and occluded are whole images, row by row. Diffuse bounces stay single
+ * rays: sorted into packets by direction octant (8 x 8 blocks) they measured no faster, the rays of a
+ * packet part too soon. */
 TS_FN void bench_trace_primary_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0, TS_GLOBAL float4* hits) {
   KdPacket rays;
   Hit hit[TS_SIMD_LANES];
   int found[TS_SIMD_LANES];
   uint l;
-  for (l = 0u; l < TS_SIMD_LANES; ++l) {
-    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
-    rays.org[l] = camera_origin(cam);
-    rays.dir[l] = camera_direction(cam, (float)x + 0.5f, (float)y + 0.5f);
-    rays.tmin[l] = 0.0f;
-    rays.tmax[l] = x < cam->width && y < cam->height ? TS_INFINITY : -1.0f;
-  }
+  camera_block_packet(cam, x0, y0, cam->width, cam->height, &rays);
   kd_traverse_packet(scene, &rays, 0, found, hit);
-  for (l = 0u; l < TS_SIMD_LANES; ++l) {
-    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
-    if (x < cam->width && y < cam->height) hits[y * cam->width + x] = bench_hit_record(found[l], &hit[l]);
-  }
+  for (l = 0u; l < TS_SIMD_LANES; ++l)
+    if (camera_block_inside(x0, y0, l, cam->width, cam->height))
+      hits[camera_block_y(y0, l) * cam->width + camera_block_x(x0, l)] = bench_hit_record(found[l], &hit[l]);
 }
 
 TS_FN void bench_trace_shadow_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0,
-                              TS_GLOBAL const float4* hits, float3 light, TS_GLOBAL uint* occluded) {
+                                    TS_GLOBAL const float4* hits, float3 light, TS_GLOBAL uint* occluded) {
   KdPacket rays;
   Hit hit[TS_SIMD_LANES];
   int found[TS_SIMD_LANES], has_ray[TS_SIMD_LANES];
   float eps = bench_epsilon(scene);
   uint l;
   for (l = 0u; l < TS_SIMD_LANES; ++l) {
-    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
-    int inside = x < cam->width && y < cam->height;
-    has_ray[l] = inside && bench_shadow_ray(scene, cam, x, y, hits[y * cam->width + x], light, eps, &rays.org[l], &rays.dir[l]);
+    uint x = camera_block_x(x0, l), y = camera_block_y(y0, l);
+    has_ray[l] = camera_block_inside(x0, y0, l, cam->width, cam->height) &&
+                 bench_shadow_ray(scene, cam, x, y, hits[y * cam->width + x], light, eps, &rays.org[l], &rays.dir[l]);
     if (!has_ray[l]) rays.org[l] = rays.dir[l] = make_float3(0.0f, 0.0f, 0.0f);
     rays.tmin[l] = 0.0f;
     rays.tmax[l] = has_ray[l] ? 0.9999f : -1.0f;
   }
   kd_traverse_packet(scene, &rays, 1, found, hit);
-  for (l = 0u; l < TS_SIMD_LANES; ++l) {
-    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
-    if (x < cam->width && y < cam->height) occluded[y * cam->width + x] = has_ray[l] ? (uint)found[l] : 2u;
-  }
+  for (l = 0u; l < TS_SIMD_LANES; ++l)
+    if (camera_block_inside(x0, y0, l, cam->width, cam->height))
+      occluded[camera_block_y(y0, l) * cam->width + camera_block_x(x0, l)] = has_ray[l] ? (uint)found[l] : 2u;
 }
-
 #endif
 
 #endif

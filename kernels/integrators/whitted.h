@@ -5,7 +5,7 @@
  * shadow rays treat them as opaque. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_WHITTED_H
 #define TESSERA_KERNELS_INTEGRATORS_WHITTED_H
-#include "kernels/accel/kdtree_packet.h"
+#include "kernels/render/camera_packet.h"
 #include "kernels/integrators/direct_light.h"
 #include "kernels/render/camera.h"
 
@@ -125,30 +125,22 @@ TS_FN uint raytrace_pixel(const SceneView* scene, const ShadingContext* ctx, con
 }
 
 #ifdef TS_KD_CPU
-/* CPU devices: the pixels of a TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H block at (x0, y0), their primary
- * rays traced as one packet (kernels/accel/kdtree_packet.h); the same colours as raytrace_pixel.
- * rgba[l] is pixel (x0 + l % TS_PACKET_BLOCK_W, y0 + l / TS_PACKET_BLOCK_W); pixels at or beyond
- * (x_end, y_end) are left alone. */
+/* CPU devices: the pixels of a block at (x0, y0), their primary rays traced as one packet
+ * (kernels/render/camera_packet.h); the same colours as raytrace_pixel. rgba[l] is the block's lane
+ * l; pixels at or beyond (x_end, y_end) are left alone. */
 TS_FN void raytrace_block(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
                           const CameraParams* cam, uint x0, uint y0, uint x_end, uint y_end, uint* rgba) {
   KdPacket rays;
   Hit hits[TS_SIMD_LANES];
   int found[TS_SIMD_LANES];
   uint l;
-  for (l = 0u; l < TS_SIMD_LANES; ++l) {
-    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
-    rays.org[l] = camera_origin(cam);
-    rays.dir[l] = camera_direction(cam, (float)x + 0.5f, (float)y + 0.5f);
-    rays.tmin[l] = 0.0f;
-    rays.tmax[l] = x < x_end && y < y_end ? TS_INFINITY : -1.0f;
-  }
+  camera_block_packet(cam, x0, y0, x_end, y_end, &rays);
   kd_traverse_packet(scene, &rays, 0, found, hits);
   for (l = 0u; l < TS_SIMD_LANES; ++l) {
-    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
     Rng rng;
     float3 c;
-    if (x >= x_end || y >= y_end) continue;
-    rng = rng_make(y * cam->width + x, 0u, rs->seed);
+    if (!camera_block_inside(x0, y0, l, x_end, y_end)) continue;
+    rng = rng_make(camera_block_y(y0, l) * cam->width + camera_block_x(x0, l), 0u, rs->seed);
     c = whitted_radiance(scene, ctx, rs, rays.org[l], rays.dir[l], &hits[l], &rng);
     rgba[l] = pack_rgba8(&ctx->color, v3_scale(c, rs->exposure));
   }

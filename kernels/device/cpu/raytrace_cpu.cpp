@@ -23,7 +23,7 @@ void raytrace_tile(const SceneView& scene, const ShadingContext& shading, const 
         uint rgba[TS_SIMD_LANES];
         raytrace_block(&scene, &shading, &settings, &camera, tile.x0 + bx, tile.y0 + by, x_end, y_end, rgba);
         for (uint32_t l = 0; l < TS_SIMD_LANES; ++l) {
-          const uint32_t x = bx + l % TS_PACKET_BLOCK_W, y = by + l / TS_PACKET_BLOCK_W;
+          const uint32_t x = camera_block_x(bx, l), y = camera_block_y(by, l);
           if (x < tile.width && y < tile.height) out[size_t(y) * tile.width + x] = rgba[l];
         }
       }

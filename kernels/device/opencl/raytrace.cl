@@ -27,7 +27,7 @@ __kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSett
   TS_SHADING_CONTEXT(ctx);
   raytrace_block(&view, &ctx, &settings, &camera, tile_x0 + x0, tile_y0 + y0, tile_x0 + tile_w, tile_y0 + tile_h, rgba);
   for (l = 0u; l < TS_SIMD_LANES; ++l) {
-    uint x = x0 + l % TS_PACKET_BLOCK_W, y = y0 + l / TS_PACKET_BLOCK_W;
+    uint x = camera_block_x(x0, l), y = camera_block_y(y0, l);
     if (x < tile_w && y < tile_h) out[y * tile_w + x] = rgba[l];
   }
 }
