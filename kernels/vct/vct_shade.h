@@ -13,6 +13,7 @@
 #ifndef TESSERA_KERNELS_VCT_VCT_SHADE_H
 #define TESSERA_KERNELS_VCT_VCT_SHADE_H
 #include "kernels/render/camera.h"
+#include "kernels/render/camera_packet.h"
 #include "kernels/vct/vct_cone.h"
 #include "kernels/vct/vct_light.h"
 #include "kernels/vct/vct_surface.h"
@@ -53,9 +54,10 @@ TS_FN float vct_ao_reference(const SceneView* scene, float3 p, float3 n, float e
   return rays > 0u ? (float)open / (float)rays : 1.0f;
 }
 
-/* The primary ray's part of a pixel: through cut-out texels to the first opaque surface. */
+/* The primary ray's part of a pixel: through cut-out texels to the first opaque surface. primary:
+ * the ray's hit when the caller traced it already (a packet on CPUs), else 0. */
 TS_FN VctSurfaceRecord vct_primary_surface(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
-                                           float3 org, float3 dir) {
+                                           float3 org, float3 dir, const Hit* primary) {
   uint pass;
   float3 background = make_float3(rs->background_r, rs->background_g, rs->background_b);
   for (pass = 0u; pass < TS_VCT_MAX_PASS_THROUGH; ++pass) {
@@ -64,7 +66,14 @@ TS_FN VctSurfaceRecord vct_primary_surface(const SceneView* scene, const Shading
     MaterialGpu m;
     float4 albedo;
     VctSurfaceRecord r;
-    if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, background);
+    int found;
+    if (pass == 0u && primary) {
+      hit = *primary;
+      found = hit.tri != TS_KD_NO_TRIANGLE;
+    } else {
+      found = kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit);
+    }
+    if (!found) return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, background);
     s = surface_at(scene, ctx, dir, &hit);
     m = ctx->materials[s.material];
     if (m.type == TS_MATERIAL_EMISSIVE)
@@ -146,7 +155,7 @@ TS_FN float3 vct_shade_surface(const SceneView* scene, const RenderSettings* rs,
 TS_FN float3 vct_radiance(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
                           const VctSettings* vs, TS_GLOBAL const VctLight* lights, float3 org, float3 dir, Rng* rng,
                           float* ao_out) {
-  VctSurfaceRecord s = vct_primary_surface(scene, ctx, rs, org, dir);
+  VctSurfaceRecord s = vct_primary_surface(scene, ctx, rs, org, dir, 0);
   return vct_shade_surface(scene, rs, g, vs, lights, &s, rng, ao_out);
 }
 
@@ -154,8 +163,27 @@ TS_FN float3 vct_radiance(const SceneView* scene, const ShadingContext* ctx, con
 TS_FN VctSurfaceRecord vct_pixel_surface(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
                                          const CameraParams* cam, uint px, uint py) {
   float3 dir = camera_direction(cam, (float)px + 0.5f, (float)py + 0.5f);
-  return vct_primary_surface(scene, ctx, rs, camera_origin(cam), dir);
+  return vct_primary_surface(scene, ctx, rs, camera_origin(cam), dir, 0);
 }
+
+#ifdef TS_KD_CPU
+/* CPU devices: the records of a pixel block at (x0, y0), its primary rays traced as one packet
+ * (kernels/render/camera_packet.h); the same records as vct_pixel_surface. records[l] is the block's
+ * lane l; lanes at or beyond (x_end, y_end) are left alone. */
+TS_FN void vct_block_surfaces(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
+                              const CameraParams* cam, uint x0, uint y0, uint x_end, uint y_end,
+                              VctSurfaceRecord* records) {
+  KdPacket rays;
+  Hit hits[TS_SIMD_LANES];
+  int found[TS_SIMD_LANES];
+  uint l;
+  camera_block_packet(cam, x0, y0, x_end, y_end, &rays);
+  kd_traverse_packet(scene, &rays, 0, found, hits);
+  for (l = 0u; l < TS_SIMD_LANES; ++l)
+    if (camera_block_inside(x0, y0, l, x_end, y_end))
+      records[l] = vct_primary_surface(scene, ctx, rs, rays.org[l], rays.dir[l], &hits[l]);
+}
+#endif
 
 /* Pixel (px, py) from its primary ray's record, as packed sRGB RGBA8. */
 TS_FN uint vct_pixel_shade(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,

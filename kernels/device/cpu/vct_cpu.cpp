@@ -197,9 +197,21 @@ void vct_tile(const SceneView& scene, const ShadingContext& shading, const Rende
               std::span<uint32_t> out, unsigned threads) {
   if (out.size() != size_t(tile.width) * tile.height) throw Error("tile buffer has the wrong size");
   const VctGrid g = grid.view();
-  parallel_for(uint64_t(tile.width) * tile.height, threads, [&](uint64_t i) {
-    const uint32_t x = uint32_t(i % tile.width), y = uint32_t(i / tile.width);
-    out[i] = vct_pixel(&scene, &shading, &settings, &g, &vct, lights.data(), &camera, tile.x0 + x, tile.y0 + y);
+  // Pixel blocks whose primary rays trace as one packet (vct_block_surfaces), then each pixel's shading.
+  const uint32_t blocks_x = (tile.width + TS_PACKET_BLOCK_W - 1) / TS_PACKET_BLOCK_W;
+  const uint32_t blocks_y = (tile.height + TS_PACKET_BLOCK_H - 1) / TS_PACKET_BLOCK_H;
+  const uint32_t x_end = tile.x0 + tile.width, y_end = tile.y0 + tile.height;
+  parallel_for(uint64_t(blocks_x) * blocks_y, threads, [&](uint64_t b) {
+    const uint32_t x0 = tile.x0 + uint32_t(b % blocks_x) * TS_PACKET_BLOCK_W;
+    const uint32_t y0 = tile.y0 + uint32_t(b / blocks_x) * TS_PACKET_BLOCK_H;
+    VctSurfaceRecord records[TS_SIMD_LANES];
+    vct_block_surfaces(&scene, &shading, &settings, &camera, x0, y0, x_end, y_end, records);
+    for (uint32_t l = 0; l < TS_SIMD_LANES; ++l) {
+      if (!camera_block_inside(x0, y0, l, x_end, y_end)) continue;
+      const uint32_t x = camera_block_x(x0, l), y = camera_block_y(y0, l);
+      out[size_t(y - tile.y0) * tile.width + (x - tile.x0)] =
+          vct_pixel_shade(&scene, &shading, &settings, &g, &vct, lights.data(), &camera, x, y, &records[l]);
+    }
   });
 }
 

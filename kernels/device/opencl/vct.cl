@@ -114,6 +114,7 @@ __kernel void vct_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings 
 /* The tile in two kernels, so the latency-bound kd-tree walk of the primary rays runs with the few
  * registers it needs rather than the cone tracing's. records: TS_VCT_SURFACE_PLANES planes of
  * tile_w * tile_h float4s (kernels/vct/vct_surface.h), pixels row by row. */
+#ifndef TS_DEVICE_CPU
 __kernel void vct_tile_primary(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
                                const uint tile_x0, const uint tile_y0, const uint tile_w, const uint tile_h,
                                __global float4* records) {
@@ -124,6 +125,23 @@ __kernel void vct_tile_primary(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderS
   VctSurfaceRecord r = vct_pixel_surface(&view, &ctx, &settings, &camera, tile_x0 + x, tile_y0 + y);
   vct_surface_store(records, tile_w * tile_h, y * tile_w + x, &r);
 }
+#else
+/* CPU devices: one work item per block of TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H pixels, whose primary
+ * rays trace as one packet. Global size: ceil(tile_w / 2) x ceil(tile_h / 4). */
+__kernel void vct_tile_primary(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
+                               const uint tile_x0, const uint tile_y0, const uint tile_w, const uint tile_h,
+                               __global float4* records) {
+  uint x0 = get_global_id(0) * TS_PACKET_BLOCK_W, y0 = get_global_id(1) * TS_PACKET_BLOCK_H, l;
+  VctSurfaceRecord r[TS_SIMD_LANES];
+  if (x0 >= tile_w || y0 >= tile_h) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  vct_block_surfaces(&view, &ctx, &settings, &camera, tile_x0 + x0, tile_y0 + y0, tile_x0 + tile_w, tile_y0 + tile_h, r);
+  for (l = 0u; l < TS_SIMD_LANES; ++l)
+    if (camera_block_inside(x0, y0, l, tile_w, tile_h))
+      vct_surface_store(records, tile_w * tile_h, camera_block_y(y0, l) * tile_w + camera_block_x(x0, l), &r[l]);
+}
+#endif
 
 /* The scene is still needed: hard shadows (presets 2 - 4) trace shadow rays. */
 __kernel void vct_tile_shade(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams camera,
