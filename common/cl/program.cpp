@@ -98,7 +98,7 @@ Program build(const Device& device, const ResolvedSource& source, std::string_vi
   const auto start = std::chrono::steady_clock::now();
   BuildReport report;
   report.options = final_build_options(user_options);
-  // Kernels take their CPU paths (SIMD over a leaf's triangles) on CPU devices.
+  // Kernels take their CPU paths (SIMD leaf tests, ray packets) on CPU devices.
   if (device.info().type == DeviceType::cpu) report.options += " -D TS_DEVICE_CPU=1";
   const std::filesystem::path dir = cache == CacheUse::enabled ? kernel_cache_dir() : std::filesystem::path();
   const uint64_t key = program_cache_key(device.info(), source.text, report.options);
