@@ -1,7 +1,9 @@
 #pragma once
 // Small helpers shared by the test files: paths, temporary folders, running programs.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -11,6 +13,25 @@ inline std::filesystem::path shared_dir() { return TESSERA_SHARED_DIR; }
 inline std::filesystem::path source_dir() { return TESSERA_SOURCE_DIR; }
 inline std::filesystem::path binary_dir() { return TESSERA_BINARY_DIR; }
 inline std::filesystem::path scene_path(const std::string& relative) { return shared_dir() / "scenes" / relative; }
+
+// Sets an environment variable for one test and restores it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // A fresh, empty folder removed again when the object goes away.
 class TempDir {

@@ -23,6 +23,8 @@
 #include "common/cl/source_resolver.h"
 #include "kernels/base/vec.h"
 
+#include "test_helpers.h"
+
 namespace tessera::cl {
 namespace {
 
@@ -44,22 +46,7 @@ const std::optional<std::vector<DeviceInfo>>& machine_devices() {
   if (!machine_devices()) GTEST_SKIP() << "no OpenCL platform or device on this machine"; \
   static_assert(true)
 
-// Sets an environment variable for one test and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 class TempDir {
  public:
@@ -303,7 +290,21 @@ void run_cross(const Device& device, const Program& program) {
 // What every program is built with: the OpenCL C version, and on CPU devices the define that
 // selects the kernels' CPU paths.
 std::string expected_options(const Device& device) {
-  return device.info().type == DeviceType::cpu ? "-cl-std=CL1.2 -D TS_DEVICE_CPU=1" : "-cl-std=CL1.2";
+  return uses_cpu_paths(device) ? "-cl-std=CL1.2 -D TS_DEVICE_CPU=1" : "-cl-std=CL1.2";
+}
+
+TEST(OpenCl, CpuDevicesTakeTheCpuPathsUnlessTurnedOff) {
+  REQUIRE_OPENCL();
+  const Device device = Device::open("auto");
+  const bool cpu = device.info().type == DeviceType::cpu;
+  EXPECT_EQ(uses_cpu_paths(device), cpu);
+  ScopedEnv off("TESSERA_CPU_PATHS", "off");
+  EXPECT_FALSE(uses_cpu_paths(device));
+  EXPECT_EQ(build_program_from_source(device, "__kernel void k(__global int* o) { o[0] = 1; }", "", "k.cl",
+                                      CacheUse::disabled)
+                .report()
+                .options,
+            "-cl-std=CL1.2");
 }
 
 TEST(OpenCl, BuildsRunsAndCachesProgram) {

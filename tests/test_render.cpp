@@ -84,6 +84,29 @@ TEST(RaytraceMode, HostAndOpenClAgreeOnTexturedSponza) {
   expect_host_equals_opencl(PackedScene::load(f.path), 64, 48);
 }
 
+// On CPU devices the kernels take their CPU paths (SIMD leaf tests, ray packets); TESSERA_CPU_PATHS=off
+// builds the GPU code path instead. Both must give the very same image.
+void expect_cpu_paths_equal_gpu_path(const PackedScene& scene, uint32_t w, uint32_t h) {
+  const CameraParams camera = default_camera(scene, w, h);
+  const RenderSettings settings = default_render_settings(scene);
+  auto cpu_paths = make_tile_renderer(scene, {"cpu", std::nullopt, 0});
+  const ImageRgba8 a = render_frame(*cpu_paths, camera, settings, 32);
+  testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");
+  auto gpu_code = make_tile_renderer(scene, {"cpu", std::nullopt, 0});
+  const ImageRgba8 b = render_frame(*gpu_code, camera, settings, 32);
+  const DiffStats d = diff_stats(a, b, 0);
+  EXPECT_EQ(d.pixels_over_threshold, 0u) << "max diff " << d.max_abs_diff;
+  EXPECT_LT(psnr_rgb(a, ImageRgba8(int(w), int(h), Rgba8{0, 0, 0, 255})), 30.0) << "a blank image";
+}
+
+TEST(RaytraceMode, CpuPathsEqualTheGpuCodePath) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  PackedFixture cornell("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  expect_cpu_paths_equal_gpu_path(PackedScene::load(cornell.path), 70, 45);  // not multiples of the 2 x 4 blocks
+  PackedFixture sponza("crytek_sponza/sponza.obj.zst", "crytek_sponza.scene.txtpb");
+  expect_cpu_paths_equal_gpu_path(PackedScene::load(sponza.path), 64, 48);
+}
+
 TEST(RaytraceMode, MirrorAndGlassAgreeToo) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   TempDir dir("render_glass");

@@ -345,6 +345,27 @@ TEST(VctBackends, HostAndOpenClAgree) {
   }
 }
 
+// TESSERA_CPU_PATHS=off builds the GPU code path on PoCL; the CPU paths (primary ray packets, SIMD
+// leaf tests) must render the very same image.
+TEST(VctBackends, CpuPathsEqualTheGpuCodePath) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  PackedFile cornell("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  const PackedScene scene = PackedScene::load(cornell.path);
+  const CameraParams camera = default_camera(scene, 46, 38);  // not multiples of the 2 x 4 blocks
+  const RenderSettings settings = default_render_settings(scene);
+  auto cpu_paths = make_vct_renderer(scene, {"cpu", std::nullopt, 0}, {32, false});
+  testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");
+  auto gpu_code = make_vct_renderer(scene, {"cpu", std::nullopt, 0}, {32, false});
+  for (int preset : {1, 5}) {
+    VctFrameSettings f;
+    f.preset = preset;
+    const ImageRgba8 a = render_vct_frame(*cpu_paths, camera, settings, f, 24);
+    const ImageRgba8 b = render_vct_frame(*gpu_code, camera, settings, f, 24);
+    EXPECT_EQ(diff_stats(a, b, 0).pixels_over_threshold, 0u) << "preset " << preset;
+    EXPECT_LT(psnr_rgb(a, ImageRgba8(46, 38, Rgba8{0, 0, 0, 255})), 30.0) << "a blank image";
+  }
+}
+
 TEST(VctBackends, SplitTileEqualsSingleKernel) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   PackedFile cornell("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");

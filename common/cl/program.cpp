@@ -1,6 +1,7 @@
 #include "common/cl/program.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -98,8 +99,7 @@ Program build(const Device& device, const ResolvedSource& source, std::string_vi
   const auto start = std::chrono::steady_clock::now();
   BuildReport report;
   report.options = final_build_options(user_options);
-  // Kernels take their CPU paths (SIMD leaf tests, ray packets) on CPU devices.
-  if (device.info().type == DeviceType::cpu) report.options += " -D TS_DEVICE_CPU=1";
+  if (uses_cpu_paths(device)) report.options += " -D TS_DEVICE_CPU=1";
   const std::filesystem::path dir = cache == CacheUse::enabled ? kernel_cache_dir() : std::filesystem::path();
   const uint64_t key = program_cache_key(device.info(), source.text, report.options);
   if (!dir.empty()) report.cache_file = program_cache_file(dir, key);
@@ -150,6 +150,11 @@ std::string final_build_options(std::string_view options) {
   std::string result = has_std ? std::string() : std::string("-cl-std=CL1.2");
   if (!options.empty()) result += (result.empty() ? "" : " ") + std::string(options);
   return result;
+}
+
+bool uses_cpu_paths(const Device& device) {
+  const char* env = std::getenv("TESSERA_CPU_PATHS");
+  return device.info().type == DeviceType::cpu && !(env && std::string_view(env) == "off");
 }
 
 Program build_program(const Device& device, std::string_view entry_path, std::string_view options, CacheUse cache) {

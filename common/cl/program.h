@@ -56,4 +56,9 @@ Program build_program_from_source(const Device& device, std::string_view source,
 // "-cl-std=CL1.2" + `options`; throws Error for options that would change float results.
 std::string final_build_options(std::string_view options);
 
+// Whether programs for this device take the kernels' CPU paths (SIMD leaf tests, ray packets; built
+// with -D TS_DEVICE_CPU): on CPU devices, unless TESSERA_CPU_PATHS=off asks for the GPU code path
+// (the same hits; tests compare the two on PoCL). Callers size their launches by it.
+bool uses_cpu_paths(const Device& device);
+
 }  // namespace tessera::cl

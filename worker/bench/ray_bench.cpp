@@ -81,7 +81,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
 
   // CPU devices trace primary and shadow rays of 2 x 4 pixels as one packet (kernels/integrators/bench_rays.h).
-  const bool packets = device.info().type == cl::DeviceType::cpu;
+  const bool packets = cl::uses_cpu_paths(device);
   const std::string block = packets ? "_block" : "";
   const uint32_t block_w = packets ? 2 : 1, block_h = packets ? TS_SIMD_LANES_OPENCL_CPU / 2 : 1;
   const uint32_t items_x = (options.size + block_w - 1) / block_w, items_y = (options.size + block_h - 1) / block_h;

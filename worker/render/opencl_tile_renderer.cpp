@@ -42,7 +42,7 @@ void OpenClTileRenderer::render_raytrace(const CameraParams& camera, const Rende
   kernel_.set_arg(arg++, cl_uint(tile.height));
   kernel_.set_arg(arg++, output);
   // On CPU devices a work item renders 2 x 4 pixels whose primary rays trace as one packet.
-  const bool cpu = device_.info().type == cl::DeviceType::cpu;
+  const bool cpu = cl::uses_cpu_paths(device_);
   const size_t block_w = cpu ? 2 : 1, block_h = cpu ? TS_SIMD_LANES_OPENCL_CPU / 2 : 1;
   const size_t items_x = (tile.width + block_w - 1) / block_w, items_y = (tile.height + block_h - 1) / block_h;
   const cl::Event run = cl::launch_2d(device_, kernel_, {round_up(items_x, kLocal), round_up(items_y, kLocal)}, {kLocal, kLocal});

@@ -268,7 +268,7 @@ void OpenClVctRenderer::render_tile(const CameraParams& camera, const RenderSett
   tile_shade_.set_arg(arg++, records_);
   tile_shade_.set_arg(arg++, output_);
   // On CPU devices a primary work item traces the 2 x 4 pixels of a block as one packet.
-  const bool cpu = device_.info().type == cl::DeviceType::cpu;
+  const bool cpu = cl::uses_cpu_paths(device_);
   const size_t block_w = cpu ? 2 : 1, block_h = cpu ? TS_SIMD_LANES_OPENCL_CPU / 2 : 1;
   const cl::Range2D primary_global{(tile.width + block_w - 1) / block_w, (tile.height + block_h - 1) / block_h};
   const cl::Event primary = cl::launch_2d(device_, tile_primary_, primary_global, local);
