@@ -1,6 +1,6 @@
-/* The watertight test of kernels/geom/triangle.h on TS_SIMD_LANES triangles at once, for CPU devices: lane
- * by lane the very same arithmetic in the same order, so every lane's t, u and v are bit-identical
- * to what triangle_intersect computes for that triangle alone. */
+/* The watertight test of kernels/geom/triangle.h on TS_SIMD_LANES triangles at once, for CPU
+ * devices: lane by lane the very same arithmetic in the same order, so every lane's t, u and v are
+ * bit-identical to what triangle_intersect computes for that triangle alone. */
 #ifndef TESSERA_KERNELS_GEOM_TRIANGLE_BATCH_H
 #define TESSERA_KERNELS_GEOM_TRIANGLE_BATCH_H
 #include "kernels/base/simd.h"
