@@ -15,10 +15,6 @@
 #ifdef TS_KD_CPU
 #include "kernels/geom/triangle_packet.h"
 
-/* Camera rays make a packet from a block of TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H pixels. */
-#define TS_PACKET_BLOCK_W 2u
-#define TS_PACKET_BLOCK_H (TS_SIMD_LANES / TS_PACKET_BLOCK_W)
-
 /* The rays; a lane whose tmax is not >= tmin traces nothing and reports no hit. */
 typedef struct KdPacket {
   float3 org[TS_SIMD_LANES], dir[TS_SIMD_LANES];

@@ -4,7 +4,6 @@
  * float4(t, triangle bits, u, v) with t < 0 for a miss. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_BENCH_RAYS_H
 #define TESSERA_KERNELS_INTEGRATORS_BENCH_RAYS_H
-#include "kernels/accel/kdtree_packet.h"
 #include "kernels/render/camera_packet.h"
 #include "kernels/render/camera.h"
 #include "kernels/render/rng.h"
@@ -89,13 +88,12 @@ TS_FN float4 bench_trace_diffuse(const SceneView* scene, const CameraParams* cam
 TS_FN void bench_trace_primary_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0, TS_GLOBAL float4* hits) {
   KdPacket rays;
   Hit hit[TS_SIMD_LANES];
-  int found[TS_SIMD_LANES];
   uint l;
-  camera_block_packet(cam, x0, y0, cam->width, cam->height, &rays);
-  kd_traverse_packet(scene, &rays, 0, found, hit);
+  camera_block_hits(scene, cam, x0, y0, cam->width, cam->height, &rays, hit);
   for (l = 0u; l < TS_SIMD_LANES; ++l)
     if (camera_block_inside(x0, y0, l, cam->width, cam->height))
-      hits[camera_block_y(y0, l) * cam->width + camera_block_x(x0, l)] = bench_hit_record(found[l], &hit[l]);
+      hits[camera_block_y(y0, l) * cam->width + camera_block_x(x0, l)] =
+          bench_hit_record(hit[l].tri != TS_KD_NO_TRIANGLE, &hit[l]);
 }
 
 TS_FN void bench_trace_shadow_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0,

@@ -132,10 +132,8 @@ TS_FN void raytrace_block(const SceneView* scene, const ShadingContext* ctx, con
                           const CameraParams* cam, uint x0, uint y0, uint x_end, uint y_end, uint* rgba) {
   KdPacket rays;
   Hit hits[TS_SIMD_LANES];
-  int found[TS_SIMD_LANES];
   uint l;
-  camera_block_packet(cam, x0, y0, x_end, y_end, &rays);
-  kd_traverse_packet(scene, &rays, 0, found, hits);
+  camera_block_hits(scene, cam, x0, y0, x_end, y_end, &rays, hits);
   for (l = 0u; l < TS_SIMD_LANES; ++l) {
     Rng rng;
     float3 c;

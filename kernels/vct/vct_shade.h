@@ -175,10 +175,8 @@ TS_FN void vct_block_surfaces(const SceneView* scene, const ShadingContext* ctx,
                               VctSurfaceRecord* records) {
   KdPacket rays;
   Hit hits[TS_SIMD_LANES];
-  int found[TS_SIMD_LANES];
   uint l;
-  camera_block_packet(cam, x0, y0, x_end, y_end, &rays);
-  kd_traverse_packet(scene, &rays, 0, found, hits);
+  camera_block_hits(scene, cam, x0, y0, x_end, y_end, &rays, hits);
   for (l = 0u; l < TS_SIMD_LANES; ++l)
     if (camera_block_inside(x0, y0, l, x_end, y_end))
       records[l] = vct_primary_surface(scene, ctx, rs, rays.org[l], rays.dir[l], &hits[l]);

@@ -7,9 +7,9 @@
 #include "common/cl/device_memory.h"
 #include "common/cl/program.h"
 #include "common/render/camera_setup.h"
-#include "kernels/base/simd.h"
 #include "worker/bench/embree_peer.h"
 #include "worker/render/device_scene.h"
+#include "worker/render/pixel_work_items.h"
 
 namespace tessera::bench {
 namespace {
@@ -19,15 +19,12 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// Runs the kernel over items_x x items_y work items once to warm up, then `passes` times; median
-// device time in ms.
-double time_kernel(const cl::Device& device, const cl::Kernel& kernel, uint32_t items_x, uint32_t items_y,
-                   const RayBenchOptions& o) {
-  const size_t gx = (items_x + o.local_x - 1) / o.local_x * o.local_x;
-  const size_t gy = (items_y + o.local_y - 1) / o.local_y * o.local_y;
-  cl::launch_2d(device, kernel, {gx, gy}, {o.local_x, o.local_y}).wait();
+// Runs the kernel over `items` work items once to warm up, then `passes` times; median device time in ms.
+double time_kernel(const cl::Device& device, const cl::Kernel& kernel, cl::Range2D items, const RayBenchOptions& o) {
+  const cl::Range2D local{o.local_x, o.local_y};  // launch_2d rounds the range up to whole work-groups
+  cl::launch_2d(device, kernel, items, local).wait();
   std::vector<double> ms;
-  for (int i = 0; i < o.passes; ++i) ms.push_back(cl::launch_2d(device, kernel, {gx, gy}, {o.local_x, o.local_y}).timing().run_ms());
+  for (int i = 0; i < o.passes; ++i) ms.push_back(cl::launch_2d(device, kernel, items, local).timing().run_ms());
   return median(ms);
 }
 
@@ -81,15 +78,13 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
 
   // CPU devices trace primary and shadow rays of 2 x 4 pixels as one packet (kernels/integrators/bench_rays.h).
-  const bool packets = cl::uses_cpu_paths(device);
-  const std::string block = packets ? "_block" : "";
-  const uint32_t block_w = packets ? 2 : 1, block_h = packets ? TS_SIMD_LANES_OPENCL_CPU / 2 : 1;
-  const uint32_t items_x = (options.size + block_w - 1) / block_w, items_y = (options.size + block_h - 1) / block_h;
+  const std::string block = cl::uses_cpu_paths(device) ? "_block" : "";
+  const cl::Range2D block_items = pixel_work_items(device, options.size, options.size);
   cl::Kernel primary = program.kernel("bench_primary" + block);
   cl_uint arg = device_scene.set_scene_args(primary);
   primary.set_arg(arg++, camera);
   primary.set_arg(arg++, hits);
-  const double primary_ms = time_kernel(device, primary, items_x, items_y, options);
+  const double primary_ms = time_kernel(device, primary, block_items, options);
   const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
   const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
   result.kinds.push_back({"primary", pixels, primary_ms});
@@ -102,7 +97,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   shadow.set_arg(arg++, light[1]);
   shadow.set_arg(arg++, light[2]);
   shadow.set_arg(arg++, occluded);
-  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, items_x, items_y, options)});
+  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, block_items, options)});
 
   cl::Kernel diffuse = program.kernel("bench_diffuse");
   arg = device_scene.set_scene_args(diffuse);
@@ -110,7 +105,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   diffuse.set_arg(arg++, hits);
   diffuse.set_arg(arg++, cl_uint(7));
   diffuse.set_arg(arg++, bounce);
-  result.kinds.push_back({"diffuse", hit_count, time_kernel(device, diffuse, options.size, options.size, options)});
+  result.kinds.push_back({"diffuse", hit_count, time_kernel(device, diffuse, {options.size, options.size}, options)});
 
   if (options.embree) result.embree = embree_trace(scene, camera, light, options, result.embree_note);
   return result;

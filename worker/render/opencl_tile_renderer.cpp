@@ -1,13 +1,12 @@
 #include "worker/render/opencl_tile_renderer.h"
 
 #include "common/cl/commands.h"
-#include "kernels/base/simd.h"
+#include "worker/render/pixel_work_items.h"
 
 namespace tessera {
 namespace {
 
 constexpr size_t kLocal = 8;  // 8 x 8 work-groups: small tiles still fill them
-size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 }  // namespace
 
@@ -41,11 +40,8 @@ void OpenClTileRenderer::render_raytrace(const CameraParams& camera, const Rende
   kernel_.set_arg(arg++, cl_uint(tile.width));
   kernel_.set_arg(arg++, cl_uint(tile.height));
   kernel_.set_arg(arg++, output);
-  // On CPU devices a work item renders 2 x 4 pixels whose primary rays trace as one packet.
-  const bool cpu = cl::uses_cpu_paths(device_);
-  const size_t block_w = cpu ? 2 : 1, block_h = cpu ? TS_SIMD_LANES_OPENCL_CPU / 2 : 1;
-  const size_t items_x = (tile.width + block_w - 1) / block_w, items_y = (tile.height + block_h - 1) / block_h;
-  const cl::Event run = cl::launch_2d(device_, kernel_, {round_up(items_x, kLocal), round_up(items_y, kLocal)}, {kLocal, kLocal});
+  const cl::Event run =
+      cl::launch_2d(device_, kernel_, pixel_work_items(device_, tile.width, tile.height), {kLocal, kLocal});
   cl::read_buffer(device_, output, out.data(), bytes);
   last_kernel_ms_ = run.timing().run_ms();
 }

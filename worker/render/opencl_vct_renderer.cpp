@@ -6,7 +6,7 @@
 #include "common/base/error.h"
 #include "common/cl/commands.h"
 #include "common/cl/launch_1d.h"
-#include "kernels/base/simd.h"
+#include "worker/render/pixel_work_items.h"
 
 namespace tessera {
 namespace {
@@ -267,11 +267,8 @@ void OpenClVctRenderer::render_tile(const CameraParams& camera, const RenderSett
   arg = set_shade_args(tile_shade_);
   tile_shade_.set_arg(arg++, records_);
   tile_shade_.set_arg(arg++, output_);
-  // On CPU devices a primary work item traces the 2 x 4 pixels of a block as one packet.
-  const bool cpu = cl::uses_cpu_paths(device_);
-  const size_t block_w = cpu ? 2 : 1, block_h = cpu ? TS_SIMD_LANES_OPENCL_CPU / 2 : 1;
-  const cl::Range2D primary_global{(tile.width + block_w - 1) / block_w, (tile.height + block_h - 1) / block_h};
-  const cl::Event primary = cl::launch_2d(device_, tile_primary_, primary_global, local);
+  const cl::Event primary =
+      cl::launch_2d(device_, tile_primary_, pixel_work_items(device_, tile.width, tile.height), local);
   const cl::Event shade = cl::launch_2d(device_, tile_shade_, global, local);
   cl::read_buffer(device_, output_, out.data(), bytes);
   last_primary_ms_ = primary.timing().run_ms();
