@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cluster_test_support.h"
 #include "common/base/hash.h"
@@ -70,6 +71,8 @@ class EyeViewWorker {
   }
 
   const wire::WorkerInfo& info() const { return info_; }
+  // Frame ids are unique per connection.
+  uint64_t next_id() { return ++last_id_; }
   std::string log() const { return worker_->log(); }
   const TempDir& dir() const { return dir_; }
 
@@ -78,7 +81,7 @@ class EyeViewWorker {
   // (which explicit eye views override).
   wire::FrameRequest request(bool stereo) {
     wire::FrameRequest r;
-    r.set_frame_id(++last_id_);
+    r.set_frame_id(next_id());
     r.set_scene_hash(scene_hash_);
     r.mutable_pose()->mutable_position()->set_x(278);
     r.mutable_pose()->mutable_position()->set_y(273);
@@ -187,7 +190,7 @@ TEST(ClusterEyeViews, RaytraceStereoEyeViewsEqualTesseraRender) {
   wire::FrameRequest r = w.request(true);
   const ImageRgba8 head = w.render_ok(r);
   EyeViewWorker::stereo_eye_views(r);
-  r.set_frame_id(r.frame_id() + 100);
+  r.set_frame_id(w.next_id());
   const ImageRgba8 frame = w.render_ok(r);
   const ImageRgba8 reference = w.reference("raytrace_stereo", eye_view_options(true));
   ASSERT_EQ(reference.width(), int(2 * kWidth));
@@ -210,6 +213,18 @@ TEST(ClusterEyeViews, PathtraceStereoEyeViewsEqualTesseraRender) {
   r.set_aa_sample(5);  // pathtrace jitters its own samples: ignored
   const ImageRgba8 frame = w.render_ok(r);
   EXPECT_EQ(frame, w.reference("pathtrace_stereo", " --mode pathtrace --spp 2" + eye_view_options(true)));
+  // Not the head pose's eyes (a new view starts a fresh accumulation).
+  wire::FrameRequest head = w.request(true);
+  EyeViewWorker::use_pathtrace(head, 2);
+  EXPECT_NE(w.render_ok(head), frame);
+  // Samples do travel between the canted eyes.
+  const auto json = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() + " --size " +
+                                         kSize + " --device host --mode pathtrace --spp 2 --json -o " +
+                                         (w.dir() / "pt.png").string() + eye_view_options(true));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto stats = nlohmann::json::parse(json.output.substr(json.output.find('{')));
+  EXPECT_EQ(stats["eyes"], 2);
+  EXPECT_GT(stats["reprojected_per_sample"].get<double>(), 0.2) << json.output;
 }
 
 // vct, mono eye view; and its anti-aliasing: frames of aa_sample 0..2 accumulate to --aa 3.
@@ -223,10 +238,12 @@ TEST(ClusterEyeViews, VctEyeViewAndAntiAliasingEqualTesseraRender) {
   const ImageRgba8 single = w.reference("vct_eye", vct + eye_view_options(false));
   master::SampleAccumulator acc;
   for (uint32_t k = 0; k < 3; ++k) {
-    r.set_frame_id(r.frame_id() + 1);
+    r.set_frame_id(w.next_id());
     r.set_aa_sample(acc.next_aa_sample());
     acc.add(w.render_ok(r));
-    if (k == 0) EXPECT_EQ(acc.resolve(), single);
+    if (k == 0) {
+      EXPECT_EQ(acc.resolve(), single);
+    }
   }
   const ImageRgba8 aa = w.reference("vct_aa3", vct + " --aa 3" + eye_view_options(false));
   EXPECT_EQ(acc.resolve(), aa);
@@ -246,10 +263,12 @@ TEST(ClusterEyeViews, AccumulatedRaytraceSamplesEqualTesseraRenderAa) {
   constexpr uint32_t kSamples = 8;
   master::SampleAccumulator acc;
   for (uint32_t k = 0; k < kSamples; ++k) {
-    r.set_frame_id(r.frame_id() + 1);
+    r.set_frame_id(w.next_id());
     r.set_aa_sample(acc.next_aa_sample());
     const ImageRgba8 sample = w.render_ok(r);
-    if (k > 0) EXPECT_NE(sample, centre) << k;
+    if (k > 0) {
+      EXPECT_NE(sample, centre) << k;
+    }
     acc.add(sample);
   }
   const ImageRgba8 aa = w.reference("aa8", pose + " --aa 8");
@@ -261,7 +280,7 @@ TEST(ClusterEyeViews, AccumulatedRaytraceSamplesEqualTesseraRenderAa) {
   EyeViewWorker::stereo_eye_views(s);
   master::SampleAccumulator stereo;
   for (uint32_t k = 0; k < 4; ++k) {
-    s.set_frame_id(s.frame_id() + 1);
+    s.set_frame_id(w.next_id());
     s.set_aa_sample(k);
     stereo.add(w.render_ok(s));
   }

@@ -12,6 +12,7 @@
 #include "common/render/eye_view.h"
 #include "common/render/jitter.h"
 #include "common/render/xr_view.h"
+#include "kernels/integrators/pathtrace.h"
 #include "master/frame/sample_accumulator.h"
 
 namespace tessera {
@@ -42,29 +43,37 @@ TEST(Jitter, SampleZeroIsThePixelCentreAndOthersStayInsideThePixel) {
     seen.insert({o[0], o[1]});
   }
   EXPECT_EQ(seen.size(), 4095u);  // no sample repeats another
+  // Halton(2, 3): sample 1 is (1/2, 1/3) - 1/2, sample 2 is (1/4, 2/3) - 1/2.
+  EXPECT_FLOAT_EQ(jitter_offset(1)[0], 0.0f);
+  EXPECT_FLOAT_EQ(jitter_offset(1)[1], 1.0f / 3.0f - 0.5f);
+  EXPECT_FLOAT_EQ(jitter_offset(2)[0], -0.25f);
+  EXPECT_FLOAT_EQ(jitter_offset(2)[1], 2.0f / 3.0f - 0.5f);
   for (uint32_t big : {1u << 20, 0xFFFFFFFFu}) {
     const auto o = jitter_offset(big);
     EXPECT_TRUE(o[0] > -0.5f && o[0] < 0.5f && o[1] > -0.5f && o[1] < 0.5f) << big;
   }
 }
 
-// Low discrepancy: the first 16 samples cover each quarter of the pixel nearly evenly (a random
-// sequence would often leave a quarter with one sample or none), and their mean is near the centre.
+// Low discrepancy: the first N samples cover each quarter of the pixel nearly evenly (a random
+// sequence would often leave a quarter with one sample or none), and their mean is near the
+// centre (exactly in x for powers of two), so the anti-aliased image is not shifted.
 TEST(Jitter, FirstSamplesCoverThePixelEvenly) {
-  int quarters[4] = {0, 0, 0, 0};
-  double mx = 0, my = 0;
-  for (uint32_t k = 0; k < 16; ++k) {
-    const auto o = jitter_offset(k);
-    quarters[(o[0] >= 0 ? 1 : 0) + (o[1] >= 0 ? 2 : 0)]++;
-    mx += o[0] / 16.0;
-    my += o[1] / 16.0;
+  for (uint32_t n : {8u, 16u, 64u}) {
+    int quarters[4] = {0, 0, 0, 0};
+    double mx = 0, my = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+      const auto o = jitter_offset(k);
+      quarters[(o[0] >= 0 ? 1 : 0) + (o[1] >= 0 ? 2 : 0)]++;
+      mx += o[0] / double(n);
+      my += o[1] / double(n);
+    }
+    for (int q : quarters) {
+      EXPECT_GE(q, int(n / 4) - 2) << n;
+      EXPECT_LE(q, int(n / 4) + 2) << n;
+    }
+    EXPECT_EQ(mx, 0.0) << n;
+    EXPECT_LT(std::fabs(my), 0.05) << n;
   }
-  for (int q : quarters) {
-    EXPECT_GE(q, 3);
-    EXPECT_LE(q, 5);
-  }
-  EXPECT_LT(std::fabs(mx), 0.05);
-  EXPECT_LT(std::fabs(my), 0.05);
 }
 
 TEST(Jitter, ShiftedFrustumShiftsEveryRayByTheOffset) {
@@ -121,6 +130,25 @@ TEST(EyeViews, InvalidViewsAreRefusedWithTheReason) {
   v.pose.position = {0, 0, 0};
   v.frustum.top = INFINITY;
   EXPECT_THROW(checked_eye_view(v, "eye"), Error);
+}
+
+// pathtrace reprojects a sample into the other eye through that eye's own camera: with canted,
+// off-axis eyes a point lands on the other eye's image position whose ray meets the point.
+TEST(EyeViews, ReprojectionUsesTheOtherEyesOwnPoseAndFrustum) {
+  const CameraParams left = make_eye_camera(parse_eye_view("-0.032,0,0,0.9990482,0,0.0436194,0,-1.1,0.8,-0.9,1.0"), 64, 48);
+  const CameraParams right = make_eye_camera(parse_eye_view("0.032,0,0,0.9990482,0,-0.0436194,0,-0.8,1.1,-0.95,0.9"), 64, 48);
+  int inside = 0;
+  for (uint32_t y = 1; y < 48; y += 5)
+    for (uint32_t x = 1; x < 64; x += 5) {
+      const float3 dir = camera_direction(&left, float(x) + 0.5f, float(y) + 0.5f);
+      const float3 p = v3_madd(camera_origin(&left), dir, 2.0f + 0.05f * float(x + y));
+      float xr = 0, yr = 0;
+      ASSERT_TRUE(pt_project(&right, p, &xr, &yr));
+      const float3 to_p = v3_normalize(v3_sub(p, camera_origin(&right)));
+      EXPECT_GT(v3_dot(to_p, camera_direction(&right, xr, yr)), 1.0f - 1e-6f) << x << "," << y;
+      inside += xr >= 0 && xr < 64 && yr >= 0 && yr < 48;
+    }
+  EXPECT_GT(inside, 50);
 }
 
 // Column-major 4x4 of a rigid transform with rotation q (w, x, y, z) and translation t.

@@ -5,25 +5,29 @@
 namespace tessera {
 namespace {
 
-// The plastic number's powers: R2's generator, g^3 = g + 1.
-constexpr double kPlastic = 1.32471795724474602596;
-constexpr double kStepX = 1.0 / kPlastic;
-constexpr double kStepY = 1.0 / (kPlastic * kPlastic);
+// Van der Corput radical inverse of `index` in `base`: the digits mirrored about the point.
+double radical_inverse(uint32_t index, uint32_t base) {
+  double result = 0.0, digit_weight = 1.0;
+  while (index > 0) {
+    digit_weight /= base;
+    result += digit_weight * double(index % base);
+    index /= base;
+  }
+  return result;
+}
 
-float centred_fraction(double value) {
-  // Seeded at 0.5 so sample 0 lands on the centre; the float is kept strictly inside the pixel
-  // (a fraction just below 1 would otherwise round to +0.5, the neighbour's edge).
-  const double f = value - std::floor(value) - 0.5;
+// A point in (0, 1) as an offset from the pixel centre, kept strictly inside the pixel (a point
+// within 2^-25 of 1 would otherwise round to +0.5, the neighbour's edge, as a float).
+float centred(double point) {
   const float limit = std::nextafter(0.5f, 0.0f);
-  return std::fmax(-limit, std::fmin(limit, float(f)));
+  return std::fmax(-limit, std::fmin(limit, float(point - 0.5)));
 }
 
 }  // namespace
 
 std::array<float, 2> jitter_offset(uint32_t sample_index) {
   if (sample_index == 0) return {0.0f, 0.0f};
-  const double k = double(sample_index);
-  return {centred_fraction(0.5 + k * kStepX), centred_fraction(0.5 + k * kStepY)};
+  return {centred(radical_inverse(sample_index, 2)), centred(radical_inverse(sample_index, 3))};
 }
 
 CameraParams jittered_camera(const CameraParams& camera, std::array<float, 2> offset) {

@@ -1,9 +1,11 @@
 #pragma once
 // Anti-aliasing by jittered samples: the k-th sample of a pixel traces through the pixel centre
 // shifted by jitter_offset(k), and the mean of samples 0..N-1 in linear light is the anti-aliased
-// image (tessera-render --aa N, the master's refinement while a pose holds). The offsets come
-// from the R2 sequence (Roberts 2018), which covers the pixel evenly for every N, not only powers
-// of two.
+// image (tessera-render --aa N, the master's refinement while a pose holds). The offsets are the
+// Halton(2, 3) low-discrepancy points, whose first N cover the pixel evenly for every N, with
+// point 0 (the pixel's corner) moved to the centre: then every N of samples is centred on the
+// pixel in x when N is a power of two and in y when it is a power of three, and close to it
+// otherwise.
 #include <array>
 #include <cstdint>
 
