@@ -8,6 +8,7 @@
 
 #include "cluster_test_support.h"
 #include "common/base/error.h"
+#include "common/image/metrics.h"
 #include "master/live/access_token.h"
 #include "master/live/client_messages.h"
 #include "master/live/frame_message.h"
@@ -76,7 +77,7 @@ TEST(LivePieces, PoseSourceNeverRepeatsAndRefinesUpToTheLimit) {
   source.set_refinement(3, true);
   EXPECT_FALSE(source.poll().pose);  // nothing yet: no frame
   EXPECT_FALSE(source.poll().ended);
-  PoseSample a, b;
+  master::PoseSample a, b;
   a.id = 1;
   b.id = 2;
   source.submit(a);
@@ -193,7 +194,9 @@ LiveClient driver(LiveMaster& m) {
   c.send_text(R"({"type":"hello","want":"drive","client":"desktop"})");
   const auto session = next_text(c, "session");
   EXPECT_TRUE(session) << m.log();
-  if (session) EXPECT_EQ((*session)["role"], "drive");
+  if (session) {
+    EXPECT_EQ((*session)["role"], "drive");
+  }
   return c;
 }
 
@@ -310,6 +313,42 @@ TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {
   ASSERT_TRUE(moved) << m.log();
   EXPECT_EQ(moved->header["samples"], 1);
   EXPECT_NE(decode_jpeg(moved->jpeg), decode_jpeg(first->jpeg));
+}
+
+// The XR path: two eye views with their own poses and off-axis frusta switch the session to stereo,
+// and holding still the jittered samples converge to tessera-render's --aa image of those eyes.
+TEST(LiveSession, XrEyesHeldStillConvergeToTheJitteredRender) {
+  LiveMaster m({"--max-samples", "4", "--jpeg-quality", "100"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  const std::string left = "268,273,-800,0,0,1,0,-0.62,0.5,-0.41,0.45", right = "288,273,-800,0,0,1,0,-0.5,0.62,-0.41,0.45";
+  json pose = pose_message(1, {278, 273, -800});
+  pose["views"] = {{{"position", {268, 273, -800}}, {"orientation", {0, 0, 1, 0}}, {"frustum", {-0.62, 0.5, -0.41, 0.45}}},
+                   {{"position", {288, 273, -800}}, {"orientation", {0, 0, 1, 0}}, {"frustum", {-0.5, 0.62, -0.41, 0.45}}}};
+  d.send_text(pose.dump());
+  std::optional<FrameMessage> last;
+  for (int i = 0; i < 20 && (!last || last->header["samples"] != 4); ++i) {
+    last = next_frame(d, 30s);
+    ASSERT_TRUE(last) << m.log();
+  }
+  ASSERT_EQ(last->header["samples"], 4);
+  EXPECT_EQ(last->header["eyes"], 2);
+  const ImageRgba8 live = decode_jpeg(last->jpeg);
+  ASSERT_EQ(live.width(), 128);
+  const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() + " --eye-view " + left +
+                             " --eye-view " + right + " --aa 4 --size 64x48 --device host -o " + (m.dir / "ref.png").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const ImageRgba8 reference = read_image(m.dir / "ref.png");
+  const ImageRgba8 centres = [&] {
+    const auto c = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() + " --eye-view " + left +
+                               " --eye-view " + right + " --size 64x48 --device host -o " + (m.dir / "centres.png").string());
+    EXPECT_EQ(c.exit_code, 0) << c.output;
+    return read_image(m.dir / "centres.png");
+  }();
+  // JPEG (quality 100, 4:2:0 chroma) is all that separates the two; the 1-sample image is further.
+  const double psnr = psnr_rgb(live, reference);
+  EXPECT_GT(psnr, 32.0);
+  EXPECT_GT(psnr, psnr_rgb(live, centres));
 }
 
 TEST(LiveSession, WorkerKilledMidSessionFramesKeepComing) {

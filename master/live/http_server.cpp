@@ -32,6 +32,8 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 constexpr size_t kMaxQueuedTexts = 64;       // status and events; the oldest go first when a page stalls
 constexpr size_t kMaxRequestBody = 8 * 1024;  // pages send GETs only
+constexpr size_t kReadPiece = 16 * 1024;
+constexpr size_t kHardMessageCap = 16 * 1024 * 1024;  // beyond the limit, while a refused message drains
 constexpr auto kHandshakeTimeout = std::chrono::seconds(15);
 
 std::string peer_text(const TlsStream& stream) {
@@ -182,7 +184,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
 void WsSession::accept(http::request<http::string_body> request) {
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-  ws_.read_message_max(server_.options.max_message);
+  ws_.read_message_max(kHardMessageCap);
   ws_.auto_fragment(false);
   ws_.async_accept(request, [self = shared_from_this()](beast::error_code ec) {
     if (ec) return self->finished("WebSocket handshake failed: " + ec.message());
@@ -194,24 +196,35 @@ void WsSession::accept(http::request<http::string_body> request) {
   });
 }
 
+// Messages are read in pieces, so an oversized one is refused after its first 64 KiB (close 1009,
+// a clean close handshake that drains the rest) instead of being buffered whole.
 void WsSession::read() {
-  ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, size_t bytes) { self->on_read(ec, bytes); });
+  ws_.async_read_some(buffer_, kReadPiece, [self = shared_from_this()](beast::error_code ec, size_t bytes) { self->on_read(ec, bytes); });
 }
 
 void WsSession::on_read(beast::error_code ec, size_t bytes) {
-  if (ec == websocket::error::message_too_big) {
-    tessera::net::log_warning("live: closed the connection of " + peer_ + ": message over " +
-                              std::to_string(server_.options.max_message / 1024) + " KiB");
-    return finished("message too big");  // Beast has sent close 1009
+  if (ec == websocket::error::message_too_big) {  // past the hard cap while draining: Beast has closed
+    tessera::net::log_warning("live: closed the connection of " + peer_ + ": message far over the limit");
+    return finished("message too big");
   }
   if (ec) return finished(ec == websocket::error::closed ? "closed by the page" : ec.message());
-  if (closing_) return read();  // draining until the peer answers our close
+  if (closing_) {  // draining until the page answers our close
+    buffer_.consume(buffer_.size());
+    return read();
+  }
   if (!ws_.got_text()) {
+    buffer_.consume(buffer_.size());
     close(1008, "binary messages are not accepted");
     return read();
   }
+  if (buffer_.size() > server_.options.max_message) {
+    buffer_.consume(buffer_.size());
+    close(1009, "message over " + std::to_string(server_.options.max_message / 1024) + " KiB");
+    return read();
+  }
+  if (!ws_.is_message_done()) return read();
   const std::string message = beast::buffers_to_string(buffer_.data());
-  buffer_.consume(bytes);
+  buffer_.consume(buffer_.size());
   try {
     server_.handler.text(id_, message);
   } catch (const ProtocolError& e) {

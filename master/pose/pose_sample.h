@@ -7,14 +7,9 @@
 #include <vector>
 
 #include "common/render/camera_setup.h"
+#include "common/render/eye_view.h"
 
 namespace tessera::master {
-
-// One eye as an XR runtime gives it: its pose in world space and its off-axis frustum.
-struct EyeView {
-  Pose pose;
-  Frustum frustum{};
-};
 
 struct PoseSample {
   double time = 0;                                   // the source's timestamp, seconds

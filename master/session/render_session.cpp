@@ -1,5 +1,4 @@
 #include "master/session/render_session.h"
-#include "master/session/live_view.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +8,7 @@
 #include "common/base/hash.h"
 #include "common/net/log.h"
 #include "common/render/stereo.h"
+#include "master/session/live_view.h"
 
 namespace tessera::master {
 namespace {
