@@ -327,9 +327,13 @@ TEST(LiveSession, XrEyesHeldStillConvergeToTheJitteredRender) {
                    {{"position", {288, 273, -800}}, {"orientation", {0, 0, 1, 0}}, {"frustum", {-0.5, 0.62, -0.41, 0.45}}}};
   d.send_text(pose.dump());
   std::optional<FrameMessage> last;
-  for (int i = 0; i < 20 && (!last || last->header["samples"] != 4); ++i) {
-    last = next_frame(d, 30s);
-    ASSERT_TRUE(last) << m.log();
+  try {
+    for (int i = 0; i < 20 && (!last || last->header["samples"] != 4); ++i) {
+      last = next_frame(d, 30s);
+      ASSERT_TRUE(last) << m.log();
+    }
+  } catch (const std::exception& e) {
+    FAIL() << e.what() << "\n" << m.log();
   }
   ASSERT_EQ(last->header["samples"], 4);
   EXPECT_EQ(last->header["eyes"], 2);

@@ -234,15 +234,11 @@ void LiveSession::encode_loop() {
       if (encode_stop_) return;
       jobs.swap(encode_queue_);
     }
-    // Every jittered sample counts towards the mean; only the newest state is encoded and sent.
+    // Every jittered sample counts towards the mean; only the newest state is encoded and sent. A
+    // pose's first frame goes out as it is and joins the mean after it is sent (off the latency path).
     uint32_t samples = 1;
     double accumulate_ms = 0;
-    for (EncodeJob& job : jobs) {
-      if (!job.accumulate) {
-        accumulator.reset();
-        samples = std::max(1u, job.path_samples);
-        continue;
-      }
+    auto accumulate = [&](const EncodeJob& job) {
       const auto start = Clock::now();
       if (job.refinement == 0) accumulator.reset();
       try {
@@ -251,33 +247,44 @@ void LiveSession::encode_loop() {
         accumulator.reset();
         accumulator.add(job.image);
       }
-      samples = accumulator.samples();
       accumulate_ms = ms_between(start, Clock::now());
+      return accumulator.samples();
+    };
+    for (size_t i = 0; i + 1 < jobs.size(); ++i)
+      if (jobs[i].accumulate) accumulate(jobs[i]);
+    EncodeJob& newest = jobs.back();
+    const bool first_of_pose = !newest.accumulate || newest.refinement == 0;
+    if (!newest.accumulate) {
+      accumulator.reset();
+      samples = std::max(1u, newest.path_samples);
+    } else if (!first_of_pose) {
+      samples = accumulate(newest);
     }
-    EncodeJob& last = jobs.back();
+    if (first_of_pose) accumulate_ms = 0;
     try {
       const auto start = Clock::now();
-      const std::string jpeg = encoder.encode(last.accumulate && samples > 1 ? accumulator.resolve() : last.image);
+      const std::string jpeg = encoder.encode(first_of_pose ? newest.image : accumulator.resolve());
       const double encode_ms = ms_between(start, Clock::now());
-      last.header["samples"] = samples;
-      last.header["stages"]["accumulate"] = accumulate_ms;
-      last.header["stages"]["encode"] = encode_ms;
-      auto message = std::make_shared<const std::string>(pack_frame_message(last.header, jpeg));
+      newest.header["samples"] = samples;
+      newest.header["stages"]["accumulate"] = accumulate_ms;
+      newest.header["stages"]["encode"] = encode_ms;
+      auto message = std::make_shared<const std::string>(pack_frame_message(newest.header, jpeg));
       {
         std::lock_guard lock(mutex_);
-        if (auto f = frames_.find(last.frame_id); f != frames_.end()) {
+        if (auto f = frames_.find(newest.frame_id); f != frames_.end()) {
           f->second.samples = samples;
           f->second.encode_ms = encode_ms;
           f->second.accumulate_ms = accumulate_ms;
         }
-        queued_at_[last.frame_id] = Clock::now();
+        queued_at_[newest.frame_id] = Clock::now();
         while (queued_at_.size() > kPoseMemory) queued_at_.erase(queued_at_.begin());
         ++frames_sent_;
         last_samples_ = samples;
       }
-      server_->broadcast_frame(last.frame_id, std::move(message));
+      server_->broadcast_frame(newest.frame_id, std::move(message));
+      if (newest.accumulate && first_of_pose) accumulate(newest);
     } catch (const std::exception& e) {
-      net::log_warning(std::string("live: frame ") + std::to_string(last.frame_id) + " not sent: " + e.what());
+      net::log_warning(std::string("live: frame ") + std::to_string(newest.frame_id) + " not sent: " + e.what());
     }
   }
 }

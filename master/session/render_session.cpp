@@ -126,7 +126,7 @@ void RenderSession::wait_for_workers() {
   std::vector<bool> settled(workers_.size(), false);
   while (Clock::now() < deadline && std::count(settled.begin(), settled.end(), false) > 0) {
     auto event = cluster_.next_event(deadline);
-    if (!event) break;
+    if (!event) continue;  // woken early (a live pose arrived): keep waiting until the deadline
     const int w = event->worker;
     if (event->kind == LinkEvent::Kind::ready || event->kind == LinkEvent::Kind::failed) settled[size_t(w)] = true;
     handle(*event);
