@@ -565,6 +565,7 @@ void WorkerSession::render_batch(Batch& batch) {
         units[0].pixels = pixels;
         units[0].samples_per_pixel = float(r.stats.accumulated_spp);
         total_pixels = eye_pixels;
+        timing.launch_ms = r.stats.ms;  // launches, merges and the resolve with its readback
         break;
       }
       case Frame::Mode::vct: {
@@ -583,6 +584,7 @@ void WorkerSession::render_batch(Batch& batch) {
           units[i].pixels = pixels;
           offset += n;
         }
+        timing.launch_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();  // with its readbacks
         break;
       }
     }
