@@ -35,7 +35,7 @@ struct QueueWorker {
   // A connection that has passed the handshake and loaded the scene.
   std::unique_ptr<RawClient> ready_client() const {
     auto client = std::make_unique<RawClient>(worker->port());
-    const auto welcome = testing::raw_handshake(*client, kSecret, kSecret);
+    const auto welcome = testing::master_handshake(*client, kSecret);
     EXPECT_TRUE(welcome && welcome->has_welcome());
     wire::Envelope load;
     load.mutable_load_scene()->set_content_hash(scene_hash);
