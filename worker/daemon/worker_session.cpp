@@ -62,6 +62,7 @@ struct WorkerSession::Frame {
   uint32_t queued = 0;
   wire::Envelope batch;
   size_t batch_bytes = 0;
+  std::vector<std::chrono::steady_clock::time_point> batch_received;  // per tile of `batch`: its request's arrival
 };
 
 WorkerSession::WorkerSession(std::shared_ptr<net::Connection> connection, WorkerContext context)
@@ -683,11 +684,18 @@ void WorkerSession::encode_and_send(const std::shared_ptr<Frame>& frame, Unit& u
   for (auto& r : results) {
     frame->batch_bytes += r.data().size();
     *batch.add_tiles() = std::move(r);
+    frame->batch_received.push_back(received);
   }
   if (frame->queued == 0 || frame->batch_bytes >= net::kMaxBatchPayloadBytes) {
+    // The tiles waited here for the rest of the batch: their time on the worker ends now.
+    const auto now = Clock::now();
+    for (int i = 0; i < batch.tiles_size(); ++i)
+      batch.mutable_tiles(i)->set_worker_us(uint32_t(std::clamp<int64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(now - frame->batch_received[size_t(i)]).count(), 0, UINT32_MAX)));
     connection_->send(frame->batch);
     frame->batch.Clear();
     frame->batch_bytes = 0;
+    frame->batch_received.clear();
   }
 }
 
