@@ -208,6 +208,14 @@ TEST(TileScheduler, InflightChangesTakeEffectAtOnceAndAutoTilesBalance) {
   EXPECT_EQ(s.outstanding(0), 2u);
   s.set_inflight(5);  // --inflight auto after a frame: the new depth fills at once
   EXPECT_EQ(s.outstanding(0), 5u);
+  // Tiles finished in one burst are refilled together: one assignment, not one per tile.
+  s.hold();
+  for (int i = 0; i < 3; ++i) s.tile_done(0, 1, out.given[0][size_t(i)].second);
+  EXPECT_EQ(s.outstanding(0), 2u);
+  const size_t given = out.given[0].size();
+  s.release();
+  EXPECT_EQ(s.outstanding(0), 5u);
+  EXPECT_EQ(out.given[0].size(), given + 3);
   s.set_inflight(0);
   EXPECT_EQ(s.inflight(), 1u);
   // The largest of 256..32 that still gives each worker 8 tiles a frame.

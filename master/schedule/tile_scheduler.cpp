@@ -164,7 +164,7 @@ TileScheduler::Receipt TileScheduler::tile_done(int worker, uint64_t id, uint32_
   }
   if (tile >= last_owner_.size()) last_owner_.resize(size_t(tile) + 1, -1);
   last_owner_[tile] = worker;
-  if (policy_.schedule == Schedule::dynamic) place_pending();
+  if (policy_.schedule == Schedule::dynamic && !held_) place_pending();
   return Receipt::accepted;
 }
 
@@ -207,6 +207,11 @@ uint32_t TileScheduler::assignments(uint64_t id) const {
 uint32_t TileScheduler::reassigned(uint64_t id) const {
   const auto it = frames_.find(id);
   return it == frames_.end() ? 0 : it->second.reassigned;
+}
+
+void TileScheduler::release() {
+  held_ = false;
+  if (policy_.schedule == Schedule::dynamic) place_pending();
 }
 
 void TileScheduler::set_inflight(unsigned inflight) {

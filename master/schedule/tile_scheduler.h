@@ -68,6 +68,10 @@ class TileScheduler {
   uint32_t assignments(uint64_t frame) const; // tiles handed out, reassignments included
   uint32_t reassigned(uint64_t frame) const;
   double speed(int worker) const;
+  // dynamic: between hold() and release(), freed slots are not refilled; release() refills them
+  // all at once (one assignment per worker for a burst of finished tiles).
+  void hold() { held_ = true; }
+  void release();
   // dynamic: tiles per worker at once from now on (at least 1).
   void set_inflight(unsigned inflight);
   unsigned inflight() const { return policy_.inflight; }
@@ -99,6 +103,7 @@ class TileScheduler {
   std::map<int, Worker> workers_;
   std::map<uint64_t, Frame> frames_;
   std::vector<int> last_owner_;  // per tile id: the worker that delivered it last, -1 none
+  bool held_ = false;
 };
 
 }  // namespace tessera::master

@@ -58,7 +58,14 @@ RunSummary RenderSession::run() {
       }
       const bool more_to_open = !stop_requested_ && !poses_ended_ && (options_.frames == 0 || frames_opened_ < options_.frames);
       if (open_.empty() && !more_to_open) break;
-      if (auto event = cluster_.next_event(next_check)) handle(*event);
+      if (auto event = cluster_.next_event(next_check)) {
+        // A burst of events (a worker's batch of tiles) frees several slots: they are refilled
+        // together, so the worker gets one assignment to render as one batch, not one per tile.
+        scheduler_.hold();
+        handle(*event);
+        while (auto more = cluster_.next_event(Clock::now())) handle(*more);
+        scheduler_.release();
+      }
       if (Clock::now() >= next_check) {
         check_deadlines();
         update_status();
