@@ -26,6 +26,8 @@ class Cluster {
   // Any thread: makes a waiting next_event() return now (a live pose arrived).
   void wake() { events_.interrupt(); }
   void send(int worker, const wire::Envelope& message);
+  // Any thread: queues an event of the master's own (a tile composited) behind the workers' ones.
+  void post(LinkEvent event) { events_.push(std::move(event)); }
   // Ends the worker's connection; a lost (or failed) event follows, then reconnect attempts.
   void drop(int worker, const std::string& reason);
   size_t size() const { return addresses_.size(); }

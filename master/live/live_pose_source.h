@@ -24,6 +24,7 @@ class LivePoseSource final : public PoseSource {
   std::optional<PoseSample> next() override;  // not used by the live session: poll() without waiting
   void set_wake(std::function<void()> wake) override;
   bool newer_pose_waiting() const override;
+  bool live() const override { return true; }
   std::string describe() const override { return "the live session's driving page"; }
   uint64_t poses_received() const;
 

@@ -19,6 +19,8 @@ class PoseSource {
   // How many poses remain known in advance (files), or nullopt (orbit, UDP: unbounded).
   virtual std::optional<size_t> length() const { return std::nullopt; }
   virtual std::string describe() const = 0;
+  // Poses arrive as they happen (a headset): a frame older than one already shown is of no use.
+  virtual bool live() const { return false; }
 
   // Live sources (a person moving) have nothing to render while the pose holds still; the session
   // asks them without blocking. nullopt with ended false: nothing new yet, ask again later.

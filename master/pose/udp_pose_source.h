@@ -25,6 +25,7 @@ class UdpPoseSource final : public PoseSource {
   void set_wake(std::function<void()> wake) override;
   bool newer_pose_waiting() const override;
   std::string describe() const override;
+  bool live() const override { return true; }
   uint16_t port() const { return port_; }
 
  private:

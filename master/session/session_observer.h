@@ -24,7 +24,7 @@ struct CompletedFrame {
   const FrameRecord& record;
   const SessionOptions& options;   // the settings it was rendered with
   std::chrono::steady_clock::time_point opened, completed;
-  double composite_ms = 0;         // decoding and placing its tiles
+  double composite_ms = 0;         // decoding and placing its tiles, summed over them
 };
 
 struct WorkerChange {
