@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
       message.set_name(name.substr(0, net::kMaxBeaconName));
       message.set_device(config.device_name.substr(0, net::kMaxBeaconName));
       message.set_instance(std::random_device{}() * 0x100000000ull + std::random_device{}());
-      worker::BeaconOptions options{net::parse_host_port_list(beacon_to, "--beacon-to"),
+      worker::BeaconOptions options{cli::option_value([&] { return net::parse_host_port_list(beacon_to, "--beacon-to"); }),
                                     std::chrono::milliseconds(int64_t(beacon_interval * 1000))};
       beacon_sender.emplace(io, options, message);
       beacon_sender->start();
