@@ -103,7 +103,6 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME tessera)
 set(CPACK_PACKAGE_VENDOR "Tessera")
 set(CPACK_PACKAGE_CONTACT "Tessera maintainers <tessera@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Distributed OpenCL ray-tracing render cluster")
 # Installed under /usr through DESTDIR, so that install scripts see the final prefix (the systemd
 # unit's ExecStart) rather than CPack's staging folder.
 set(CPACK_SET_DESTDIR ON)
@@ -121,10 +120,11 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # libOpenCL.so.1 (the ICD loader) is linked; an ICD gives it devices (--device host needs none).
 set(CPACK_DEBIAN_WORKER_PACKAGE_RECOMMENDS "opencl-icd | pocl-opencl-icd")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "opencl-icd | pocl-opencl-icd")
-set(CPACK_COMPONENT_WORKER_DESCRIPTION
-    "Tessera render worker\n tessera-worker, the render daemon of a Tessera cluster, with the systemd unit\n tessera-worker@.service (one instance per worker; settings in /etc/tessera/worker-NAME.env).")
-set(CPACK_COMPONENT_MASTER_DESCRIPTION
-    "Tessera cluster master\n tessera-master drives a cluster of tessera-worker daemons (poses in, tiles out,\n frames back); tessera-compare measures images against each other.")
-set(CPACK_COMPONENT_TOOLS_DESCRIPTION
-    "Tessera scene packer, renderer and benchmarks\n tessera-pack packs scenes into .tpk files; tessera-render renders one frame\n without a cluster; tessera-bench times the kernels; tessera-netem-relay emulates a link.")
+# First line: the package's summary; the rest its long description (CPack wraps and indents it).
+set(CPACK_COMPONENT_WORKER_DESCRIPTION "Tessera render worker (distributed OpenCL ray tracing)
+tessera-worker is the render daemon of a Tessera cluster: it holds packed scenes by content hash and ray traces the image tiles a master asks for, on an OpenCL device or the host CPU. The package brings the systemd unit tessera-worker@.service (one instance per worker, settings in /etc/tessera/worker-NAME.env).")
+set(CPACK_COMPONENT_MASTER_DESCRIPTION "Tessera cluster master (distributed OpenCL ray tracing)
+tessera-master drives a cluster of tessera-worker daemons: head poses in, tiles out, composited frames back. tessera-compare measures images against each other (MSE, PSNR, SSIM).")
+set(CPACK_COMPONENT_TOOLS_DESCRIPTION "Tessera scene packer, renderer and benchmarks
+tessera-pack packs triangle scenes into .tpk files (quantized mesh, compact kd-tree); tessera-render renders one frame without a cluster; tessera-bench times the kernels; tessera-netem-relay emulates a slow link between master and workers.")
 include(CPack)
