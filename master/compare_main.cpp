@@ -44,11 +44,11 @@ int main(int argc, char** argv) {
   CLI::App app{"Compares two images of the same size (PNG, JPEG or anything stb_image reads).", kProgram};
   app.footer(
       "Metrics ignore alpha. MSE and PSNR (10 log10(255^2 / MSE), dB) are over the R, G and B samples on\n"
-      "the 8-bit scale; PSNR of identical images is infinite (null in JSON, with \"identical\": true). SSIM follows Wang et al.\n"
-      "2004 (11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, mean over valid windows) on Rec. 709\n"
-      "luma of the 8-bit sRGB values; per-channel SSIM is printed too and is in the JSON as\n"
-      "ssim_per_channel. max_abs_diff is the largest channel difference; pixels_over_threshold counts\n"
-      "pixels whose largest channel difference exceeds --threshold.\n"
+      "the 8-bit scale; PSNR of identical images is infinite (null in JSON, with \"identical\": true).\n"
+      "SSIM follows Wang et al. 2004 (11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, mean over valid\n"
+      "windows) on Rec. 709 luma of the 8-bit sRGB values; per-channel SSIM is printed too and is in the\n"
+      "JSON as ssim_per_channel. max_abs_diff is the largest channel difference; pixels_over_threshold\n"
+      "counts pixels whose largest channel difference exceeds --threshold.\n"
       "Exit status: 0 compared, 1 bad input (missing file, not an image, different sizes), 2 bad usage.");
   std::string a_path, b_path, diff_path;
   bool json = false;

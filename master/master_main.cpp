@@ -128,9 +128,6 @@ int main(int argc, char** argv) {
       return 0;
     }
     auto addresses = master::worker_addresses(sources);  // empty with --discover: found below, after the checks
-    if (schedule != "static" && schedule != "dynamic") throw UsageError("unknown --schedule '" + schedule + "' (static or dynamic)");
-    if (balance != "even" && balance != "measured") throw UsageError("unknown --balance '" + balance + "' (even or measured)");
-    if (compression != "zstd" && compression != "none") throw UsageError("unknown --compression '" + compression + "' (zstd or none)");
     if (!(exposure > 0)) throw UsageError("--exposure must be positive");
     if (!(ipd >= 0)) throw UsageError("--ipd must not be negative");
     if (fov != 0 && !(fov > 0 && fov < 179)) throw UsageError("--fov must lie between 0 and 179 degrees");
