@@ -12,8 +12,9 @@ if(NOT COMMIT)
                     OUTPUT_VARIABLE head RESULT_VARIABLE failed OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if(NOT failed AND head)
       set(COMMIT ${head})
-      # Local changes to tracked files make the binary differ from the commit.
-      execute_process(COMMAND ${GIT} -C ${SOURCE_DIR} status --porcelain --untracked-files=no
+      # Local changes to tracked files make the binary differ from the commit (documentation aside:
+      # editing it relinks nothing).
+      execute_process(COMMAND ${GIT} -C ${SOURCE_DIR} status --porcelain --untracked-files=no -- . ":(exclude)*.md"
                       OUTPUT_VARIABLE changes RESULT_VARIABLE failed ERROR_QUIET)
       if(NOT failed AND changes)
         string(APPEND COMMIT "-dirty")
