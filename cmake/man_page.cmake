@@ -1,4 +1,5 @@
-# Writes OUTPUT, the man page of PROGRAM, with help2man from the program's own --help and --version.
+# Writes OUTPUT, the man page of PROGRAM compressed as Debian wants it (gzip -9n), with help2man from
+# the program's own --help and --version.
 # The NAME line is the first line of --help (after "NAME: "); programs with subcommands get a
 # SUBCOMMANDS section holding each subcommand's --help.
 #   cmake -DHELP2MAN=... -DPROGRAM=... -DNAME=tessera-pack -DOUTPUT=....1 -P man_page.cmake
@@ -39,5 +40,9 @@ execute_process(
 if(failed)
   message(FATAL_ERROR "help2man failed for ${PROGRAM}")
 endif()
-file(RENAME ${OUTPUT}.partial ${OUTPUT})
+execute_process(COMMAND gzip -9n -f ${OUTPUT}.partial RESULT_VARIABLE failed)
+if(failed)
+  message(FATAL_ERROR "gzip failed for ${OUTPUT}")
+endif()
+file(RENAME ${OUTPUT}.partial.gz ${OUTPUT})
 file(REMOVE ${include_file})

@@ -68,7 +68,7 @@ foreach(program ${TESSERA_PROGRAMS})
   list(APPEND doc_outputs ${completion})
   install(FILES ${completion} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT ${component})
   if(HELP2MAN)
-    set(man ${CMAKE_BINARY_DIR}/man/${program}.1)
+    set(man ${CMAKE_BINARY_DIR}/man/${program}.1.gz)
     add_custom_command(
       OUTPUT ${man}
       COMMAND ${CMAKE_COMMAND} -DHELP2MAN=${HELP2MAN} -DPROGRAM=$<TARGET_FILE:${program}> -DNAME=${program} -DOUTPUT=${man}

@@ -153,13 +153,12 @@ TEST(CliConventions, GeneratedBashCompletion) {
 TEST(CliConventions, ManPages) {
   if (testing::run_command("command -v help2man").exit_code != 0) GTEST_SKIP() << "help2man not installed";
   for (const auto& program : built_programs()) {
-    const fs::path page = testing::binary_dir() / "man" / (program.filename().string() + ".1");
+    const fs::path page = testing::binary_dir() / "man" / (program.filename().string() + ".1.gz");
     ASSERT_TRUE(fs::exists(page)) << page;
-    std::ifstream in(page);
-    std::stringstream text;
-    text << in.rdbuf();
-    EXPECT_NE(text.str().find(".SH OPTIONS"), std::string::npos) << page;
-    EXPECT_NE(text.str().find(build_info().version), std::string::npos) << page;
+    const auto text = testing::run_command("zcat " + shell_word(page));
+    ASSERT_EQ(text.exit_code, 0) << text.output;
+    EXPECT_NE(text.output.find(".SH OPTIONS"), std::string::npos) << page;
+    EXPECT_NE(text.output.find(build_info().version), std::string::npos) << page;
   }
 }
 

@@ -110,7 +110,7 @@ TEST(Package, DebsInstallIntoAScratchRootAndRender) {
     EXPECT_TRUE(fs::exists(bin / program)) << program;
     EXPECT_TRUE(fs::exists(root / "usr/share/bash-completion/completions" / program)) << program;
     if (testing::run_command("command -v help2man").exit_code == 0) {
-      EXPECT_TRUE(fs::exists(root / "usr/share/man/man1" / (std::string(program) + ".1"))) << program;
+      EXPECT_TRUE(fs::exists(root / "usr/share/man/man1" / (std::string(program) + ".1.gz"))) << program;
     }
   }
   const std::string unit = read_text(root / "usr/lib/systemd/system/tessera-worker@.service");
