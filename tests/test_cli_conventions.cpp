@@ -57,6 +57,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"tessera", std::nullopt},
       {"android", "status --port 0"},
       {"bench-cluster", "--workers many"},
+      {"bench-latency", "--spp 0"},
       {"bench-rays", "--settings"},
       {"cluster-bench", "--workers many"},
       {"cross-arm64", "test --jobs 0"},
