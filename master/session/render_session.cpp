@@ -6,8 +6,10 @@
 
 #include "common/base/error.h"
 #include "common/base/hash.h"
+#include "common/base/version.h"
 #include "common/net/log.h"
 #include "common/render/stereo.h"
+#include "master/cluster/worker_version.h"
 
 namespace tessera::master {
 namespace {
@@ -235,6 +237,8 @@ void RenderSession::handle(LinkEvent& event) {
       std::snprintf(load, sizeof load, "%.0f ms", event.scene.load_ms());
       net::log_info(std::string(rejoin ? "rejoined: " : "ready: ") + w.name + " on " + w.device + ", scene " +
                     (event.pushed ? "pushed and loaded in " : "loaded in ") + load);
+      if (const auto warning = worker_version_warning(w.name, event.info.version(), build_description()); !warning.empty())
+        net::log_warning(warning);
       scheduler_.add_worker(index);
       return;
     }
@@ -563,6 +567,8 @@ RunSummary RenderSession::summary() const {
     base.worker_names.push_back(w.name);
     base.worker_devices.push_back(w.device);
   }
+  base.mode = options_.mode;
+  base.stereo = options_.stereo;
   base.schedule = options_.policy.schedule == Schedule::static_split ? "static" : "dynamic";
   base.scene = scene_.name;
   base.poses = poses_.describe();
