@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
 #include "master/live/frame_message.h"
@@ -77,12 +78,14 @@ int main(int argc, char** argv) {
   app.add_option("--save-frame", save_frame, "Write the last frame's JPEG here");
   app.add_flag("--no-decode", no_decode, "Do not decode the JPEGs (a page decodes before it displays)");
   app.add_flag("--json", json_out, "Print the results as JSON");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
 
   try {
-    if (!(rate > 0 && rate <= 1000)) throw Error("--rate must be in (0, 1000]");
-    if (!(duration >= 0) || !(hold >= 0) || !(revolution > 0)) throw Error("--duration, --hold and --revolution must be positive");
-    const LiveUrl where = parse_live_url(url);
+    if (!(rate > 0 && rate <= 1000)) throw UsageError("--rate must be in (0, 1000]");
+    if (!(duration >= 0) || !(hold >= 0) || !(revolution > 0)) throw UsageError("--duration, --hold and --revolution must be positive");
+    if (!mode.empty() && mode != "raytrace" && mode != "pathtrace" && mode != "vct") throw UsageError("--mode: raytrace, pathtrace or vct");
+    if (!schedule.empty() && schedule != "static" && schedule != "dynamic") throw UsageError("--schedule: static or dynamic");
+    const LiveUrl where = cli::option_value([&] { return parse_live_url(url); });
     LiveClient client(where.host, where.port, "/ws?token=" + where.token, "https://" + where.host + ":" + std::to_string(where.port),
                       fingerprint.empty() ? std::nullopt : std::optional(fingerprint), std::chrono::seconds(10));
     const auto start = Clock::now();
@@ -108,7 +111,7 @@ int main(int argc, char** argv) {
     if (spp) settings["spp"] = spp;
     if (!size.empty()) {
       unsigned w = 0, h = 0;
-      if (std::sscanf(size.c_str(), "%ux%u", &w, &h) != 2) throw Error("bad --size '" + size + "'");
+      if (std::sscanf(size.c_str(), "%ux%u", &w, &h) != 2) throw UsageError("bad --size '" + size + "'");
       settings["size"] = {w, h};
     }
     if (!stereo && session.value("stereo", false)) settings["stereo"] = false;
@@ -204,7 +207,6 @@ int main(int argc, char** argv) {
     }
     return frames ? 0 : 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-live-client: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

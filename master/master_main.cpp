@@ -5,6 +5,7 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/hash.h"
 #include "common/net/address.h"
@@ -35,12 +36,12 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
   unsigned w = 0, h = 0;
   char x = 0, extra = 0;
   if (std::sscanf(text.c_str(), "%u%c%u%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w == 0 || h == 0)
-    throw Error("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
+    throw UsageError("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
   return {w, h};
 }
 
 std::chrono::milliseconds seconds(double s, const char* what) {
-  if (!(s >= 0) || s > 86400) throw Error(std::string("bad ") + what + ": seconds in 0..86400");
+  if (!(s >= 0) || s > 86400) throw UsageError(std::string("bad ") + what + ": seconds in 0..86400");
   return std::chrono::milliseconds(int64_t(s * 1000));
 }
 
@@ -70,19 +71,19 @@ int main(int argc, char** argv) {
   master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
   master::add_worker_source_options(app, sources);
   app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"raytrace", "pathtrace", "vct"}));
   app.add_option("--size", size, "Image size WIDTHxHEIGHT (per eye)")->capture_default_str();
   app.add_option("--tile", tile, "Tile size in pixels (8..1024), or auto: the largest of 32..256 that still gives every "
                                  "worker 8 tiles a frame")
       ->capture_default_str();
   app.add_option("--schedule", schedule, "static (Strategy II: round-robin, one batch per worker) | dynamic "
                                          "(Strategy I: tiles on demand, each returned when done)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"static", "dynamic"}));
   app.add_option("--inflight", inflight, "dynamic: tiles in flight per worker (1..64), or auto: enough that each worker "
                                          "renders on while finished tiles travel (measured)")
       ->capture_default_str();
   app.add_option("--balance", balance, "static: even shares, or shares by each worker's measured speed (measured)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"even", "measured"}));
   app.add_option("--pipeline", pipeline, "Frames in flight: 2 sends the next frame's tiles before this frame's are all back")
       ->capture_default_str()->check(CLI::Range(1u, 8u));
   app.add_option("--poses", poses, "Pose source: a trajectory file (CSV or JSON lines), orbit (around the scene), camera (the scene's "
@@ -97,13 +98,17 @@ int main(int argc, char** argv) {
   app.add_option("--ipd", ipd, "Stereo: interpupillary distance in scene units; eyes side by side (default mono)");
   master::ModeCli mode_cli;
   master::add_mode_options(app, mode_cli);
-  app.add_option("--max-depth", max_depth, "Mirror/glass bounces")->capture_default_str()->check(CLI::Range(0u, 32u));
-  app.add_option("--light-samples", light_samples, "Shadow rays toward emissive triangles per hit")
-      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_option("--max-depth", max_depth,
+                 "raytrace, vct: mirror/glass bounces (default 6); pathtrace: path vertices (default 8)")
+      ->check(CLI::Range(0u, 32u));
+  app.add_option("--light-samples", light_samples,
+                 "raytrace, vct: shadow rays toward emissive triangles per hit (default 4); pathtrace: emitter "
+                 "samples per vertex (default 1)")
+      ->check(CLI::Range(0u, 256u));
   app.add_option("--exposure", exposure, "Multiplier on radiance before sRGB encoding")->capture_default_str();
   app.add_option("--compression", compression, "Tile pixels on the wire: zstd | none | auto (per worker: raw on loopback, "
                                                "else zstd unless the measured link moves raw pixels faster)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"zstd", "none", "auto"}));
   app.add_option("--zstd-level", zstd_level, "zstd level for tiles")->capture_default_str()->check(CLI::Range(1, 19));
   app.add_option("--frame-timeout", frame_timeout, "Seconds; a frame not whole by then is skipped (not written)")
       ->capture_default_str();
@@ -137,14 +142,7 @@ int main(int argc, char** argv) {
   app.add_option("--token", token, "Live session: the access token in the page's URL (default: 32 random hex characters)");
   app.add_flag("--quiet", quiet, "Log only warnings");
   app.add_flag("--no-status", no_status, "No live status line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tessera-master: error: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
   net::set_log_program("tessera-master");
   net::set_log_quiet(quiet);
   try {
@@ -153,26 +151,22 @@ int main(int argc, char** argv) {
       return 0;
     }
     auto addresses = master::worker_addresses(sources);  // empty with --discover: found below, after the checks
-    if (schedule != "static" && schedule != "dynamic") throw Error("unknown --schedule '" + schedule + "' (static or dynamic)");
-    if (balance != "even" && balance != "measured") throw Error("unknown --balance '" + balance + "' (even or measured)");
-    if (compression != "zstd" && compression != "none" && compression != "auto")
-      throw Error("unknown --compression '" + compression + "' (zstd, none or auto)");
     const auto whole_number = [](const std::string& text, const char* option, unsigned low, unsigned high) {
       unsigned value = 0;
       char extra = 0;
       if (std::sscanf(text.c_str(), "%u%c", &value, &extra) != 1 || value < low || value > high)
-        throw Error(std::string("bad ") + option + " '" + text + "' (auto or " + std::to_string(low) + ".." + std::to_string(high) + ")");
+        throw UsageError(std::string("bad ") + option + " '" + text + "' (auto or " + std::to_string(low) + ".." + std::to_string(high) + ")");
       return value;
     };
     const unsigned inflight_depth = inflight == "auto" ? 2 : whole_number(inflight, "--inflight", 1, 64);
-    if (!(exposure > 0)) throw Error("--exposure must be positive");
-    if (!(ipd >= 0)) throw Error("--ipd must not be negative");
-    if (fov != 0 && !(fov > 0 && fov < 179)) throw Error("--fov must lie between 0 and 179 degrees");
+    if (!(exposure > 0)) throw UsageError("--exposure must be positive");
+    if (!(ipd >= 0)) throw UsageError("--ipd must not be negative");
+    if (fov != 0 && !(fov > 0 && fov < 179)) throw UsageError("--fov must lie between 0 and 179 degrees");
     const bool live = !serve.empty();
-    if (live && app.count("--poses")) throw Error("--serve takes its poses from the driving page: leave out --poses");
+    if (live && app.count("--poses")) throw UsageError("--serve takes its poses from the driving page: leave out --poses");
     if (!live && (app.count("--tls-cert") || app.count("--tls-key") || app.count("--token")))
-      throw Error("--tls-cert, --tls-key and --token belong to --serve");
-    if (live && !token.empty() && token.size() < 16) throw Error("--token must have at least 16 characters");
+      throw UsageError("--tls-cert, --tls-key and --token belong to --serve");
+    if (live && !token.empty() && token.size() < 16) throw UsageError("--token must have at least 16 characters");
     if (live) poses = "live";
     if (poses == "orbit" && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
@@ -197,7 +191,7 @@ int main(int argc, char** argv) {
     options.frames = frames;
     if (!out.empty()) options.out_dir = out;
     options.overlay = overlay;
-    if (overlay && out.empty()) throw Error("--overlay needs --out");
+    if (overlay && out.empty()) throw UsageError("--overlay needs --out");
     if (!stats.empty()) options.stats_path = stats;
     options.status_line = !no_status && !quiet;
     options.frame_timeout = seconds(frame_timeout, "--frame-timeout");
@@ -213,7 +207,7 @@ int main(int argc, char** argv) {
     link.connect_timeout = seconds(connect_timeout, "--connect-timeout");
     link.handshake_timeout = std::max(link.connect_timeout, std::chrono::milliseconds(2000));
     link.heartbeat_timeout = seconds(heartbeat_timeout, "--heartbeat-timeout");
-    if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw Error("--heartbeat-timeout must be at least 1 s");
+    if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw UsageError("--heartbeat-timeout must be at least 1 s");
     link.scene_timeout = options.startup_timeout;
     link.mode = mode;
     if (mode == "vct") link.prepare_vct = options.vct;
@@ -303,7 +297,6 @@ int main(int argc, char** argv) {
     }
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-master: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

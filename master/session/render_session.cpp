@@ -6,8 +6,10 @@
 
 #include "common/base/error.h"
 #include "common/base/hash.h"
+#include "common/base/version.h"
 #include "common/net/log.h"
 #include "common/render/stereo.h"
+#include "master/cluster/worker_version.h"
 #include "master/session/live_view.h"
 
 namespace tessera::master {
@@ -283,6 +285,8 @@ void RenderSession::handle(LinkEvent& event) {
       std::snprintf(load, sizeof load, "%.0f ms", event.scene.load_ms());
       net::log_info(std::string(rejoin ? "rejoined: " : "ready: ") + w.name + " on " + w.device + ", scene " +
                     (event.pushed ? "pushed and loaded in " : "loaded in ") + load);
+      if (const auto warning = worker_version_warning(w.name, event.info.version(), build_description()); !warning.empty())
+        net::log_warning(warning);
       scheduler_.add_worker(index);
       if (observer_)
         observer_->worker_changed({rejoin ? WorkerChange::Kind::rejoined : WorkerChange::Kind::ready, index, w.name, w.device, {}});
@@ -620,6 +624,8 @@ RunSummary RenderSession::summary() const {
     base.worker_names.push_back(w.name);
     base.worker_devices.push_back(w.device);
   }
+  base.mode = options_.mode;
+  base.stereo = options_.stereo;
   base.schedule = options_.policy.schedule == Schedule::static_split ? "static" : "dynamic";
   base.scene = scene_.name;
   base.poses = poses_.describe();

@@ -118,6 +118,8 @@ RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary s) {
 nlohmann::json to_json(const RunSummary& s) {
   return {{"workers", s.worker_names},
           {"devices", s.worker_devices},
+          {"mode", s.mode},
+          {"stereo", s.stereo},
           {"schedule", s.schedule},
           {"scene", s.scene},
           {"poses", s.poses},
@@ -197,7 +199,7 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
   } else {
     std::ostringstream csv;
     csv << "index,frame_id,pose_time,complete,frame_ms,latency_ms,tiles,tiles_received,assignments,reassigned,duplicates,"
-           "wire_bytes,pixel_bytes";
+           "wire_bytes,pixel_bytes,samples_per_pixel";
     for (const auto& stage : StageTimes::names()) csv << ',' << stage << "_ms";
     for (size_t i = 0; i < summary.worker_names.size(); ++i) {
       csv << ",w" << i << "_tiles,w" << i << "_busy_ms,w" << i << "_cpu_ms,w" << i << "_bytes,w" << i << "_batches";
@@ -209,7 +211,7 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
     for (const auto& r : records) {
       csv << r.index << ',' << r.frame_id << ',' << r.pose_time << ',' << (r.complete ? 1 : 0) << ',' << r.frame_ms << ','
           << r.latency_ms << ',' << r.tiles << ',' << r.tiles_received << ',' << r.assignments << ',' << r.reassigned << ','
-          << r.duplicates << ',' << r.wire_bytes << ',' << r.pixel_bytes;
+          << r.duplicates << ',' << r.wire_bytes << ',' << r.pixel_bytes << ',' << r.samples_per_pixel;
       for (double v : r.stages.values()) csv << ',' << v;
       for (size_t i = 0; i < summary.worker_names.size(); ++i) {
         const WorkerFrameStats w = i < r.workers.size() ? r.workers[i] : WorkerFrameStats{};

@@ -71,7 +71,8 @@ struct FrameRecord {
 struct RunSummary {
   std::vector<std::string> worker_names;
   std::vector<std::string> worker_devices;
-  std::string schedule, scene, poses;
+  std::string mode, schedule, scene, poses;  // mode: raytrace | pathtrace | vct
+  bool stereo = false;
   uint32_t width = 0, height = 0, tile_size = 0;
   size_t frames_complete = 0, frames_failed = 0, frames_superseded = 0;
   double wall_seconds = 0;
