@@ -131,16 +131,23 @@ async function onFrame(header, jpeg) {
     camera.orientation = [...header.orientation];
   }
   if (xr.active) {
+    // The layer's frame is the one that counts as displayed; the page's canvas mirrors it.
+    const mirror = await createImageBitmap(bitmap);
     xr.showFrame(bitmap, header.eyes || 1, (t) => frameShown(header, bitmap.width, bitmap.height, t));
+    replacePending({ header, bitmap: mirror, mirror: true });
     return;
   }
+  replacePending({ header, bitmap });
+}
+
+function replacePending(frame) {
   pending?.bitmap.close();
-  pending = { header, bitmap };
+  pending = frame;
 }
 
 function drawPending() {
   if (!pending) return;
-  const { header, bitmap } = pending;
+  const { header, bitmap, mirror } = pending;
   pending = null;
   if (frameCanvas.width !== bitmap.width || frameCanvas.height !== bitmap.height) {
     frameCanvas.width = bitmap.width;
@@ -148,7 +155,7 @@ function drawPending() {
   }
   frameCanvas.getContext('2d').drawImage(bitmap, 0, 0);
   bitmap.close();
-  frameShown(header, frameCanvas.width, frameCanvas.height, performance.now());
+  if (!mirror) frameShown(header, frameCanvas.width, frameCanvas.height, performance.now());
 }
 
 // Bookkeeping once a frame is on screen: `displayed` to the master, the HUD, charts and overlay.
@@ -170,7 +177,7 @@ function frameShown(header, width, height, t) {
     while (latencies[0][0] < t - 60000) latencies.shift();
     const sorted = latencies.map(([, ms]) => ms).sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];
-    $('hud-latency').textContent = `${latency.toFixed(0)} ms (median ${median.toFixed(0)})`;
+    $('hud-latency').textContent = `${latency.toFixed(0)} ms, median ${median.toFixed(0)}`;
     latencyChart.add(0, t, latency);
   } else {
     $('hud-latency').textContent = '-';
