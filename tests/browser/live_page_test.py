@@ -283,8 +283,13 @@ def case_xr(c, args):
     wait_until_quiet(c)
     assert len([p for p in pose_messages(c) if 'views' in p]) == 1, 'a still headset sent its pose more than once'
 
-    # The workers' eyes against tessera-render of the same eyes.
-    compare_with_tessera_render(c, out, frame, pose)
+    # The workers' eyes against tessera-render of the same eyes: the first frame of the pose (pixel
+    # centres), and the last, refined with jittered samples while the headset held still.
+    of_pose = [f for f in frames(c) if f['pose_id'] == pose['id']]
+    assert of_pose[0]['samples'] == 1, of_pose
+    compare_with_tessera_render(c, out / f'frame_{of_pose[0]["frame"]:06d}.png', pose)
+    if of_pose[-1]['samples'] > 1:
+        compare_with_tessera_render(c, out / f'frame_{of_pose[-1]["frame"]:06d}.png', pose, aa=of_pose[-1]['samples'])
 
     # The XR layer shows the latest frame: each eye viewport holds that eye's half of the image.
     difference = c.driver.execute_async_script("""
@@ -310,21 +315,21 @@ def case_xr(c, args):
     assert c.js('return window.__fakeXr.frames') > 10, 'the XR session loop is not running'
 
 
-def compare_with_tessera_render(c, out, frame, pose):
-    """The master's PNG of the frame against tessera-render with the same two eyes (first sample)."""
-    png = out / f'frame_{frame["frame"]:06d}.png'
-    assert png.exists(), f'the master wrote no {png.name} (frames: {sorted(p.name for p in out.glob("*.png"))})'
-    reference = c.dir / 'reference.png'
+def compare_with_tessera_render(c, png, pose, aa=1):
+    """The master's PNG of a frame against tessera-render of the same two eyes (--eye-view), with `aa`
+    jittered samples a pixel: equal pixel for pixel."""
+    assert png.exists(), f'the master wrote no {png.name} (frames: {sorted(p.name for p in png.parent.glob("*.png"))})'
+    reference = c.dir / f'reference_aa{aa}.png'
     eyes = []
     for view in pose['views']:
-        eyes += ['--eye', ','.join(repr(float(x)) for x in (*view['position'], *view['orientation'], *view['frustum']))]
-    tpk = c.dir / 'scenes' / 'cornell.tpk'
-    render = subprocess.run([str(c.build / 'worker/tessera-render'), str(tpk), '--size', '160x120', '--device', 'host',
-                             *eyes, '-o', str(reference)], capture_output=True, text=True)
+        eyes += ['--eye-view', ','.join(repr(float(x)) for x in (*view['position'], *view['orientation'], *view['frustum']))]
+    render = subprocess.run([str(c.build / 'worker/tessera-render'), str(c.dir / 'scenes' / 'cornell.tpk'), '--size', '160x120',
+                             '--device', 'host', *eyes, *(['--aa', str(aa)] if aa > 1 else []), '-o', str(reference)],
+                            capture_output=True, text=True)
     assert render.returncode == 0, f'tessera-render failed: {render.stderr}'
-    compare = subprocess.run([str(c.build / 'master/tessera-compare'), str(png), str(reference)], capture_output=True, text=True)
+    compare = subprocess.run([str(c.build / 'master/tessera-compare'), '--json', str(png), str(reference)], capture_output=True, text=True)
     assert compare.returncode == 0, f'tessera-compare: {compare.stdout}{compare.stderr}'
-    assert 'identical' in compare.stdout or 'max 0' in compare.stdout, f'eyes differ from tessera-render:\n{compare.stdout}'
+    assert json.loads(compare.stdout)['mse'] == 0, f'{png.name} differs from tessera-render (--aa {aa}):\n{compare.stdout}'
 
 
 def case_worker_loss(c, args):
