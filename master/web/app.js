@@ -43,6 +43,7 @@ const xr = new XrDriver({
 const connection = new LiveConnection(socketUrl(window.location),
   matchMedia('(pointer: coarse)').matches ? 'phone' : 'desktop', {
     onOpen: () => {
+      newestDecoded = 0;  // a restarted master counts frames from the start again
       setBadge('connection', 'connected', 'ok');
       dashboard.addEvent('connected', 'local');
     },
@@ -133,7 +134,8 @@ async function onFrame(header, jpeg) {
   if (xr.active) {
     // The layer's frame is the one that counts as displayed; the page's canvas mirrors it.
     const mirror = await createImageBitmap(bitmap);
-    xr.showFrame(bitmap, header.eyes || 1, (t) => frameShown(header, bitmap.width, bitmap.height, t));
+    const { width, height } = bitmap;
+    xr.showFrame(bitmap, header.eyes || 1, (t) => frameShown(header, width, height, t));
     replacePending({ header, bitmap: mirror, mirror: true });
     return;
   }

@@ -168,8 +168,10 @@ export class XrDriver {
 
   // A new frame from the master: its JPEG decoded into `bitmap`, `eyes` images side by side.
   // onDrawn(t) is called once the layer has drawn it (not for a frame replaced before it was drawn).
+  // Takes the bitmap (closes it once it is on the GPU).
   showFrame(bitmap, eyes, onDrawn) {
     this.drawer?.upload(bitmap, eyes);
+    bitmap.close();
     this.onDrawn = onDrawn;
   }
 
