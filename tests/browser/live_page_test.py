@@ -121,6 +121,7 @@ def case_token(c, args):
         press(c, key, 0.3)
         wait_for_frame_of_pose(c, pose_messages(c)[-1]['id'])
     c.wait_for('the tile-owner legend', lambda: c.js("return document.getElementById('legend').children.length") >= 1)
+    c.driver.set_window_size(1100, 640)
     time.sleep(1)
     if args.artifacts:
         c.screenshot(Path(args.artifacts) / 'live_page.png')
@@ -171,7 +172,7 @@ def case_still(c, args):
     """Holding still: a raytrace frame is never re-sent for the same pose (only refinements with more
     samples), and the pathtrace sample count on the page rises."""
     c.start_workers()
-    c.start_master('--mode', 'raytrace')
+    c.start_master('--mode', 'raytrace', '--max-path-samples', '32')
     c.open_page()
     count = wait_until_quiet(c)
     time.sleep(1.5)
