@@ -1,6 +1,7 @@
 #pragma once
 // Where head poses come from: a trajectory file, a generated orbit, the scene's fixed camera, or
 // a live UDP stream.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,21 @@ class PoseSource {
   // How many poses remain known in advance (files), or nullopt (orbit, UDP: unbounded).
   virtual std::optional<size_t> length() const { return std::nullopt; }
   virtual std::string describe() const = 0;
+
+  // Live sources (a person moving) have nothing to render while the pose holds still; the session
+  // asks them without blocking. nullopt with ended false: nothing new yet, ask again later.
+  struct Offer {
+    std::optional<PoseSample> pose;
+    bool ended = false;
+  };
+  virtual Offer poll() {
+    auto pose = next();
+    return {pose, !pose};
+  }
+  // Live sources call `wake` (any thread) when poll() has something new, so the session need not spin.
+  virtual void set_wake(std::function<void()> wake) {}
+  // A pose newer than the frames in flight waits: the session may cancel refinements of the old one.
+  virtual bool newer_pose_waiting() const { return false; }
 };
 
 struct PoseSourceOptions {

@@ -15,6 +15,7 @@
 #include "master/frame/frame_assembler.h"
 #include "master/output/frame_writer.h"
 #include "master/pose/pose_source.h"
+#include "master/session/session_observer.h"
 #include "master/session/session_options.h"
 #include "master/stats/frame_stats.h"
 
@@ -30,6 +31,9 @@ class RenderSession final : private ScheduleOutput {
   // Any thread (signal handlers too): open no new frame, finish the open ones.
   void request_stop() { stop_requested_ = true; }
   const std::vector<FrameRecord>& records() const { return records_; }
+  // A live front end that follows frames and changes settings (before run(); may be null).
+  void set_observer(SessionObserver* observer) { observer_ = observer; }
+  const SessionOptions& options() const { return options_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -41,6 +45,7 @@ class RenderSession final : private ScheduleOutput {
     Clock::time_point opened;
     FrameRecord record;
     double pixel_samples = 0;  // pathtrace: samples per pixel x pixels over the tiles that arrived
+    double composite_ms = 0;   // decoding and placing its tiles
   };
   struct WorkerView {
     std::string name;  // address, then the worker's own name
@@ -57,6 +62,9 @@ class RenderSession final : private ScheduleOutput {
   void cancel_frame(int worker, uint64_t frame) override;
 
   void wait_for_workers();
+  void apply_options(SessionOptions options);  // normalizes and checks; Error leaves the old ones
+  void apply_pending_options();
+  void supersede_refinements();
   bool open_next_frame();
   void handle(LinkEvent& event);
   void handle_tile(int worker, const wire::TileResult& tile, uint64_t wire_bytes);
@@ -87,6 +95,8 @@ class RenderSession final : private ScheduleOutput {
   Clock::time_point started_;
   uint64_t late_tiles_ = 0;
   std::unique_ptr<ProgressBar> status_;
+  SessionObserver* observer_ = nullptr;
+  uint64_t superseded_ = 0;  // refinement frames cancelled for a newer pose
 };
 
 }  // namespace tessera::master
