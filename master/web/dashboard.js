@@ -80,6 +80,7 @@ export class Dashboard {
           cell.append(swatch);
         }
         cell.append(text ?? '');
+        cell.title = String(text ?? '');  // the whole text where the column cuts it short
         row.append(cell);
       });
       return row;

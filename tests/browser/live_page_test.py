@@ -110,9 +110,10 @@ def case_token(c, args):
     for query in ('', f'?token={wrong}'):
         result = refused_socket(c, query)
         assert not result['opened'], f'/ws{query} opened a WebSocket'
-    c.wait_for('the workers table listing w1 and w2',
-               lambda: {'w1', 'w2'} <= set(c.js("return [...document.querySelectorAll('#workers tbody tr td:first-child')]"
-                                                ".map(td => td.textContent)")))
+    names = lambda: c.js("return [...document.querySelectorAll('#workers tbody tr td:first-child')].map(td => td.textContent)")
+    c.wait_for('the workers table listing w1 and w2 as ready',
+               lambda: sorted(n[-4:] for n in names()) == ['(w1)', '(w2)'] and
+               c.js("return document.querySelectorAll('#workers tbody tr.state-ready').length") == 2)
 
     # The screenshot for the README: move a little, tile owners shown, charts with a few seconds in them.
     c.driver.find_element('id', 'show-overlay').click()
@@ -121,7 +122,7 @@ def case_token(c, args):
         press(c, key, 0.3)
         wait_for_frame_of_pose(c, pose_messages(c)[-1]['id'])
     c.wait_for('the tile-owner legend', lambda: c.js("return document.getElementById('legend').children.length") >= 1)
-    c.driver.set_window_size(1100, 640)
+    c.driver.set_window_size(1100, 760)
     time.sleep(1)
     if args.artifacts:
         c.screenshot(Path(args.artifacts) / 'live_page.png')
@@ -285,12 +286,23 @@ def case_xr(c, args):
     assert len([p for p in pose_messages(c) if 'views' in p]) == 1, 'a still headset sent its pose more than once'
 
     # The workers' eyes against tessera-render of the same eyes: the first frame of the pose (pixel
-    # centres), and the last, refined with jittered samples while the headset held still.
+    # centres, written losslessly by --out as frame_<F-1>.png) pixel for pixel; the page's last frame,
+    # refined with jittered samples while the headset held still, converges to tessera-render --aa.
     of_pose = [f for f in frames(c) if f['pose_id'] == pose['id']]
     assert of_pose[0]['samples'] == 1, of_pose
-    compare_with_tessera_render(c, out / f'frame_{of_pose[0]["frame"]:06d}.png', pose)
-    if of_pose[-1]['samples'] > 1:
-        compare_with_tessera_render(c, out / f'frame_{of_pose[-1]["frame"]:06d}.png', pose, aa=of_pose[-1]['samples'])
+    png = out / f'frame_{of_pose[0]["frame"] - 1:06d}.png'
+    assert png.exists(), f'the master wrote no {png.name} (frames: {sorted(p.name for p in out.glob("*.png"))})'
+    centres = tessera_render_eyes(c, pose)
+    exact = compare(c, png, centres)
+    assert exact['mse'] == 0, f'the eyes of frame {of_pose[0]["frame"]} differ from tessera-render --eye-view: {exact}'
+    refined = of_pose[-1]['samples']
+    assert refined == last_session(c)['max_samples'], f'refinement stopped at {refined} samples'
+    jpeg = c.dir / 'refined.jpg'
+    jpeg.write_bytes(bytes(c.js('return Array.from(window.__socketLog.lastJpeg)')))
+    to_aa = compare(c, jpeg, tessera_render_eyes(c, pose, aa=refined))
+    to_centres = compare(c, jpeg, centres)
+    assert to_aa['psnr'] > 30 and to_aa['mse'] < to_centres['mse'] / 2, \
+        f'the refined frame ({refined} samples) is not the --aa {refined} render: {to_aa} vs pixel centres {to_centres}'
 
     # The XR layer shows the latest frame: each eye viewport holds that eye's half of the image.
     difference = c.driver.execute_async_script("""
@@ -316,10 +328,8 @@ def case_xr(c, args):
     assert c.js('return window.__fakeXr.frames') > 10, 'the XR session loop is not running'
 
 
-def compare_with_tessera_render(c, png, pose, aa=1):
-    """The master's PNG of a frame against tessera-render of the same two eyes (--eye-view), with `aa`
-    jittered samples a pixel: equal pixel for pixel."""
-    assert png.exists(), f'the master wrote no {png.name} (frames: {sorted(p.name for p in png.parent.glob("*.png"))})'
+def tessera_render_eyes(c, pose, aa=1):
+    """tessera-render of the pose's two eyes (--eye-view), `aa` jittered samples a pixel; returns the PNG."""
     reference = c.dir / f'reference_aa{aa}.png'
     eyes = []
     for view in pose['views']:
@@ -328,9 +338,13 @@ def compare_with_tessera_render(c, png, pose, aa=1):
                              '--device', 'host', *eyes, *(['--aa', str(aa)] if aa > 1 else []), '-o', str(reference)],
                             capture_output=True, text=True)
     assert render.returncode == 0, f'tessera-render failed: {render.stderr}'
-    compare = subprocess.run([str(c.build / 'master/tessera-compare'), '--json', str(png), str(reference)], capture_output=True, text=True)
-    assert compare.returncode == 0, f'tessera-compare: {compare.stdout}{compare.stderr}'
-    assert json.loads(compare.stdout)['mse'] == 0, f'{png.name} differs from tessera-render (--aa {aa}):\n{compare.stdout}'
+    return reference
+
+
+def compare(c, a, b):
+    result = subprocess.run([str(c.build / 'master/tessera-compare'), '--json', str(a), str(b)], capture_output=True, text=True)
+    assert result.returncode == 0, f'tessera-compare: {result.stdout}{result.stderr}'
+    return json.loads(result.stdout)
 
 
 def case_worker_loss(c, args):
