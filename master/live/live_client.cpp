@@ -160,7 +160,15 @@ LiveClient::LiveClient(const std::string& host, uint16_t port, const std::string
   if (ec) throw Error("WebSocket handshake: " + ec.message());
 }
 
-LiveClient::~LiveClient() = default;
+LiveClient::LiveClient(LiveClient&&) noexcept = default;
+
+LiveClient::~LiveClient() {
+  if (!impl_ || !impl_->ws || !impl_->ws->is_open()) return;
+  auto& m = *impl_;
+  bool done = false;
+  m.ws->async_close(websocket::close_code::normal, [&](beast::error_code) { done = true; });
+  run_until(m.io, [&] { return done; }, std::chrono::steady_clock::now() + std::chrono::milliseconds(500));
+}
 
 void LiveClient::send_text(const std::string& message) {
   auto& m = *impl_;

@@ -45,7 +45,8 @@ class LiveClient {
   // Throws UpgradeRefused (403, ...), or Error when the connection or TLS fails.
   LiveClient(const std::string& host, uint16_t port, const std::string& target, const std::optional<std::string>& origin,
              const std::optional<std::string>& fingerprint, std::chrono::milliseconds timeout);
-  ~LiveClient();
+  ~LiveClient();  // closes the WebSocket politely (close 1000), briefly
+  LiveClient(LiveClient&&) noexcept;
 
   void send_text(const std::string& message);
   void send_binary(const std::string& message);
