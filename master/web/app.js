@@ -22,6 +22,7 @@ let newestDecoded = 0;             // frame number of the newest frame decoded (
 let pending = null;                // decoded frame waiting for the next display frame: { header, bitmap }
 let lastFrame = null;              // header and size of the frame on screen, for the overlay
 let gaze = null;                   // cursor position over the image, [0,1]^2 of one eye
+let lastMeasuredPose = 0;          // pose whose first frame gave the latest latency figure
 
 const latencyChart = new TimeChart($('latency-chart'),
   [{ name: 'page', color: '#4fc3f7' }, { name: 'master median', color: '#ffb74d' }], ' ms');
@@ -173,7 +174,10 @@ function frameShown(header, width, height, t) {
   const max = session?.max_samples;
   $('hud-samples').textContent = max ? `${header.samples} / ${max}` : String(header.samples);
   $('hud-image').textContent = `${header.width}x${header.height}${header.eyes === 2 ? ' x2 eyes' : ''}`;
-  if (sentAt !== undefined) {
+  // Pose -> photon is measured on the first frame of each pose; refinements of a held pose come later
+  // by design and would only measure how long the camera held still.
+  if (sentAt !== undefined && header.pose_id !== lastMeasuredPose) {
+    lastMeasuredPose = header.pose_id;
     const latency = t - sentAt;
     latencies.push([t, latency]);
     while (latencies[0][0] < t - 60000) latencies.shift();
@@ -181,8 +185,6 @@ function frameShown(header, width, height, t) {
     const median = sorted[Math.floor(sorted.length / 2)];
     $('hud-latency').textContent = `${latency.toFixed(0)} ms, median ${median.toFixed(0)}`;
     latencyChart.add(0, t, latency);
-  } else {
-    $('hud-latency').textContent = '-';
   }
   lastFrame = { header, width, height };
   if ($('show-overlay').checked) dashboard.drawOverlay(overlayCanvas, header, width, height);

@@ -126,6 +126,19 @@ def case_token(c, args):
     time.sleep(1)
     if args.artifacts:
         c.screenshot(Path(args.artifacts) / 'live_page.png')
+
+    # A second page watches until it takes control; the first then watches.
+    role = lambda: c.js("return document.getElementById('role').textContent")
+    first = c.driver.current_window_handle
+    c.driver.switch_to.new_window('tab')
+    c.driver.get(c.url)
+    c.wait_for('the second page watching', lambda: role() == 'watching')
+    assert c.js("return !document.getElementById('take-control').hidden"), 'no Take control button on a watching page'
+    assert c.js("return document.querySelector('#settings [name=mode]').disabled"), 'a watcher may change settings'
+    c.driver.find_element('id', 'take-control').click()
+    c.wait_for('the second page driving', lambda: role() == 'driving')
+    c.driver.switch_to.window(first)
+    c.wait_for('the first page watching', lambda: role() == 'watching')
     c.driver.get(c.origin() + f'/?token={wrong}')
     assert c.driver.title != 'Tessera live', 'the page loaded with a wrong token'
 
