@@ -201,6 +201,8 @@ class LiveCluster:
             value = predicate()
             if value:
                 return value
+            if self.master and not self.master.running():
+                raise AssertionError(f'tessera-master exited while waiting for {what}\n{self.diagnostics()}')
             time.sleep(interval)
         raise AssertionError(f'timed out after {timeout} s waiting for {what}\n{self.diagnostics()}')
 
