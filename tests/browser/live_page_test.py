@@ -182,30 +182,41 @@ def case_keys(c, args):
     c.wait_for('the page measuring pose -> photon latency', lambda: 'median' in hud(c, 'latency'))
 
 
-def case_still(c, args):
-    """Holding still: a raytrace frame is never re-sent for the same pose (only refinements with more
-    samples), and the pathtrace sample count on the page rises."""
-    c.start_workers()
-    c.start_master('--mode', 'raytrace', '--max-path-samples', '32')
-    c.open_page()
+def assert_refines_then_stops(c, first, mode):
+    """From frame index `first` on, with a still camera: the frames of the pose come with rising sample
+    counts up to the session's max_samples, and then none is re-sent."""
     count = wait_until_quiet(c)
     time.sleep(1.5)
-    assert len(frames(c)) == count, f'{len(frames(c)) - count} frames re-sent for a pose that held'
-    by_pose = {}
-    for f in frames(c):
-        by_pose.setdefault(f['pose_id'], []).append(f['samples'])
-    for pose, samples in by_pose.items():
-        assert all(b > a for a, b in zip(samples, samples[1:])), f'pose {pose}: samples {samples} do not rise'
+    assert len(frames(c)) == count, f'{mode}: {len(frames(c)) - count} frames re-sent for a pose that held'
+    held = frames(c)[first:]
+    assert held and len({f['pose_id'] for f in held}) == 1, f'{mode}: the pose changed while holding still'
+    samples = [f['samples'] for f in held]
+    assert all(b > a for a, b in zip(samples, samples[1:])), f'{mode}: samples {samples} do not rise'
+    assert samples[-1] == last_session(c)['max_samples'], f'{mode}: refinement stopped at {samples[-1]} samples'
+    assert hud_samples(c) == samples[-1], f'{mode}: the page shows {hud(c, "samples")}, the last frame had {samples[-1]}'
+    return samples
+
+
+def case_still(c, args):
+    """Holding still: the pathtrace sample count on the page rises; a raytrace frame is not re-sent for
+    the same pose (only refinements with more jittered samples, up to the cap). The mode is switched
+    live from the page's settings."""
+    c.start_workers()
+    c.start_master('--mode', 'pathtrace', '--spp', '4', '--max-path-samples', '32')
+    c.open_page()
+    seen = []
+    c.wait_for('the pathtrace sample count on the page rising',
+               lambda: seen.append(hud_samples(c)) or (len(set(seen)) >= 3 and seen == sorted(seen)), timeout=90)
+    samples = assert_refines_then_stops(c, 0, 'pathtrace')
+    assert samples[0] == 4 and samples[-1] == 32, samples
 
     from selenium.webdriver.support.ui import Select
     switched = len(frames(c))
-    Select(c.driver.find_element('name', 'mode')).select_by_visible_text('pathtrace')
-    c.wait_for('the master switching to pathtrace', lambda: last_session(c)['settings']['mode'] == 'pathtrace')
-    first = c.wait_for('a pathtrace frame', lambda: len(frames(c)) > switched and frames(c)[switched])
-    c.wait_for('the sample count on the page rising', lambda: hud_samples(c) > first['samples'], timeout=60)
-    later = frames(c)[switched:]
-    assert len({f['pose_id'] for f in later}) == 1, 'the pose changed while holding still'
-    assert all(b['samples'] > a['samples'] for a, b in zip(later, later[1:])), [f['samples'] for f in later]
+    Select(c.driver.find_element('name', 'mode')).select_by_visible_text('raytrace')
+    c.wait_for('the master switching to raytrace', lambda: last_session(c)['settings']['mode'] == 'raytrace')
+    c.wait_for('a raytrace frame', lambda: len(frames(c)) > switched)
+    samples = assert_refines_then_stops(c, switched, 'raytrace')
+    assert samples[0] == 1, samples
 
 
 def xr_config():
