@@ -181,6 +181,39 @@ def case_keys(c, args):
     c.wait_for('the canvas showing the turned view', lambda: c.canvas_digest() != moved)
     c.wait_for('the page measuring pose -> photon latency', lambda: 'median' in hud(c, 'latency'))
 
+    # Phones: one finger drags the view round, two fingers pushed up move forward.
+    from selenium.webdriver.common.actions import interaction
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    from selenium.webdriver.common.actions.pointer_input import PointerInput
+    rect = c.js("const r = document.getElementById('frame-canvas').getBoundingClientRect(); return [r.x, r.y, r.width, r.height]")
+    cx, cy = int(rect[0] + rect[2] / 2), int(rect[1] + rect[3] / 2)
+    sent = len(pose_messages(c))
+    actions = ActionBuilder(c.driver, mouse=PointerInput(interaction.POINTER_TOUCH, 'finger'))
+    actions.pointer_action.move_to_location(cx, cy).pointer_down().move_to_location(cx - 30, cy).move_to_location(cx - 60, cy).pointer_up()
+    actions.perform()
+    looked = pose_messages(c)[sent:]
+    assert looked and looked[-1]['orientation'] != turned[-1]['orientation'], 'a one-finger drag did not turn the camera'
+    assert looked[-1]['position'] == turned[-1]['position'], 'a one-finger drag moved the camera'
+    sent = len(pose_messages(c))
+    actions = ActionBuilder(c.driver)
+    fingers = [actions.add_pointer_input(interaction.POINTER_TOUCH, f'finger{k}') for k in (1, 2)]
+    for k, finger in enumerate(fingers):
+        finger.create_pointer_move(x=cx - 20 + 40 * k, y=cy, origin='viewport')
+        finger.create_pointer_down()
+    for step in range(1, 6):
+        for k, finger in enumerate(fingers):
+            finger.create_pointer_move(duration=60, x=cx - 20 + 40 * k, y=cy - 12 * step, origin='viewport')
+    for finger in fingers:
+        finger.create_pause(0.3)
+        finger.create_pointer_up(0)
+    actions.perform()
+    pushed = pose_messages(c)[sent:]
+    assert pushed, 'a two-finger push sent no pose'
+    forward = quat_rotate(looked[-1]['orientation'], [0, 0, -1])
+    step = [b - a for a, b in zip(looked[-1]['position'], pushed[-1]['position'])]
+    assert sum(f * d for f, d in zip(forward, step)) > 0, f'two fingers pushed up moved {step}, not forward {forward}'
+    wait_for_frame_of_pose(c, pushed[-1]['id'])
+
 
 def assert_refines_then_stops(c, first, mode):
     """From frame index `first` on, with a still camera: the frames of the pose come with rising sample
