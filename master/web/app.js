@@ -23,6 +23,7 @@ let pending = null;                // decoded frame waiting for the next display
 let lastFrame = null;              // header and size of the frame on screen, for the overlay
 let gaze = null;                   // cursor position over the image, [0,1]^2 of one eye
 let lastMeasuredPose = 0;          // pose whose first frame gave the latest latency figure
+let cameraScene = null;            // the scene the fly camera was placed in (kept across reconnects)
 
 const latencyChart = new TimeChart($('latency-chart'),
   [{ name: 'page', color: '#4fc3f7' }, { name: 'master median', color: '#ffb74d' }], ' ms');
@@ -83,12 +84,12 @@ function onMessage(message) {
 }
 
 function onSession(message) {
-  const first = session === null || session.scene?.name !== message.scene?.name;
   const roleChanged = session?.role !== message.role;
   session = message;
-  if (first) {
+  if (cameraScene !== message.scene?.name) {
+    cameraScene = message.scene?.name;
     camera.reset(message.scene);
-    $('scene-name').textContent = message.scene?.name ?? '';
+    $('scene-name').textContent = cameraScene ?? '';
   }
   if (roleChanged) {
     setBadge('role', message.role === 'drive' ? 'driving' : 'watching', message.role === 'drive' ? 'ok' : 'warn');
@@ -312,12 +313,14 @@ function displayFrame(now) {
   const dt = (now - lastLoop) / 1000;
   lastLoop = now;
   drawPending();
-  if (!xr.active) {
+  if (!xr.active && driving()) {
     const moved = camera.update(dt);
-    if (driving() && (moved || needPose)) {
+    if (moved || needPose) {
       needPose = false;
       sendPose(camera.position, camera.orientation, { gaze });
     }
+  } else {
+    camera.lookDelta = [0, 0];  // a watcher's drags do not pile up for when it takes control
   }
   if (now - lastChart > 250) {
     lastChart = now;
