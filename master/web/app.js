@@ -187,8 +187,20 @@ function frameShown(header, width, height, t) {
     $('hud-latency').textContent = `${latency.toFixed(0)} ms, median ${median.toFixed(0)}`;
     latencyChart.add(0, t, latency);
   }
+  showStages(header.stages);
   lastFrame = { header, width, height };
   if ($('show-overlay').checked) dashboard.drawOverlay(overlayCanvas, header, width, height);
+}
+
+const STAGE_NAMES = { pose_wait: 'pose wait', render: 'render', wire: 'wire', composite: 'composite',
+  accumulate: 'accumulate', encode: 'encode' };
+
+function showStages(stages) {
+  if (!stages) return;
+  const parts = Object.entries(STAGE_NAMES)
+    .filter(([key]) => Number.isFinite(stages[key]))
+    .map(([key, name]) => `${name} ${stages[key].toFixed(1)}`);
+  $('stages').textContent = parts.length ? `master, ms: ${parts.join(' · ')}` : '';
 }
 
 // ---- input: keys, mouse, touch, on-screen pad ----
