@@ -14,6 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).parent))
 from live_cluster import SKIP, LiveCluster, Skip, fake_xr_script  # noqa: E402
 
