@@ -97,4 +97,11 @@ std::optional<PoseSample> parse_pose_record(const std::string& raw, const std::s
   return sample;
 }
 
+std::optional<PoseSample> parse_pose_datagram(std::string_view received, size_t datagram_size) {
+  if (datagram_size > kMaxPoseDatagramBytes || received.size() != datagram_size)
+    throw Error("pose datagram of " + std::to_string(datagram_size) + " bytes (at most " +
+                std::to_string(kMaxPoseDatagramBytes) + ")");
+  return parse_pose_record(std::string(received), "pose datagram");
+}
+
 }  // namespace tessera::master
