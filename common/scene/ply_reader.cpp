@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "common/base/error.h"
@@ -180,15 +181,20 @@ TriangleMesh parse_ply(std::span<const uint8_t> data, const std::string& file) {
             for (size_t k = 0; k < n; ++k) reader.read(p.type);
             continue;
           }
-          const double v = reader.read(p.type);
-          if (p.name == "x") pos[0] = float(v);
-          else if (p.name == "y") pos[1] = float(v);
-          else if (p.name == "z") pos[2] = float(v);
-          else if (p.name == "nx") nrm[0] = float(v);
-          else if (p.name == "ny") nrm[1] = float(v);
-          else if (p.name == "nz") nrm[2] = float(v);
-          else if (p.name == "u" || p.name == "s") uv[0] = float(v);
-          else if (p.name == "v" || p.name == "t") uv[1] = float(v);
+          const double value = reader.read(p.type);
+          const auto v = [&] {  // beyond float's range (or NaN) the conversion is undefined: refuse it
+            if (!(std::fabs(value) <= double(std::numeric_limits<float>::max())))
+              throw Error(file + ": vertex " + std::to_string(i) + " has a " + p.name + " that is not a finite float");
+            return float(value);
+          };
+          if (p.name == "x") pos[0] = v();
+          else if (p.name == "y") pos[1] = v();
+          else if (p.name == "z") pos[2] = v();
+          else if (p.name == "nx") nrm[0] = v();
+          else if (p.name == "ny") nrm[1] = v();
+          else if (p.name == "nz") nrm[2] = v();
+          else if (p.name == "u" || p.name == "s") uv[0] = v();
+          else if (p.name == "v" || p.name == "t") uv[1] = v();
         }
         for (float c : pos)
           if (!std::isfinite(c)) throw Error(file + ": vertex " + std::to_string(i) + " has a non-finite coordinate");
