@@ -75,10 +75,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--pipeline", pipeline, "Frames in flight: 2 sends the next frame's tiles before this frame's are all back")
       ->capture_default_str()->check(CLI::Range(1u, 8u));
-  app.add_option("--poses", poses, "Pose source: a trajectory file (CSV or JSON lines), orbit (around the scene), camera (the scene's "
+  app.add_option("--poses", poses, "Pose source: a trajectory file (CSV or JSON lines), orbit (around the scene's centre), turntable "
+                                   "(around the scene, outside its bounds), camera (the scene's "
                                    "default view, repeated) or udp://HOST:PORT (live from a headset)")
       ->capture_default_str();
-  app.add_option("--frames", frames, "Frames to render (default: every pose of a file; 36 for orbit; 1 for camera; UDP: until the stream stops)");
+  app.add_option("--frames", frames, "Frames to render (default: every pose of a file; 36 for orbit and turntable; 1 for camera; UDP: until the stream stops)");
   app.add_option("--out", out, "Folder for frame_NNNNNN.png (without it frames are composited and counted, not written)");
   app.add_flag("--overlay", overlay, "Also write overlay_NNNNNN.png: tiles coloured by the worker that rendered them");
   app.add_option("--stats", stats, "Per-frame statistics: FILE.json (summary + frames) or FILE.csv");
@@ -109,8 +110,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--udp-timeout", udp_timeout, "UDP poses: seconds to wait for the first pose; silence that long ends the run")
       ->capture_default_str();
-  app.add_option("--orbit-frames", orbit_frames, "orbit: poses per revolution (default: --frames)");
-  app.add_option("--orbit-scale", orbit_scale, "orbit: ellipse radii as a share of the scene's half extents")->capture_default_str();
+  app.add_option("--orbit-frames", orbit_frames, "orbit, turntable: poses per revolution (default: --frames)");
+  app.add_option("--orbit-scale", orbit_scale,
+                 "orbit: ellipse radii as a share of the scene's half extents (> 1 leaves the bounds); turntable: distance "
+                 "as a share of the one that frames the scene (default 1)")
+      ->capture_default_str();
   app.add_flag("--quiet", quiet, "Log only warnings");
   app.add_flag("--no-status", no_status, "No live status line");
   try {
@@ -135,7 +139,7 @@ int main(int argc, char** argv) {
     if (!(exposure > 0)) throw Error("--exposure must be positive");
     if (!(ipd >= 0)) throw Error("--ipd must not be negative");
     if (fov != 0 && !(fov > 0 && fov < 179)) throw Error("--fov must lie between 0 and 179 degrees");
-    if (poses == "orbit" && frames == 0) frames = 36;
+    if ((poses == "orbit" || poses == "turntable") && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
 
     master::SessionOptions options;
@@ -181,7 +185,8 @@ int main(int argc, char** argv) {
     master::PoseSourceOptions pose_options;
     pose_options.udp_timeout_seconds = udp_timeout;
     pose_options.orbit_frames = orbit_frames ? orbit_frames : unsigned(std::max<size_t>(frames, 1));
-    pose_options.orbit_scale = orbit_scale;
+    pose_options.orbit_scale = poses == "turntable" && app.count("--orbit-scale") == 0 ? 1.0f : orbit_scale;
+    pose_options.vertical_fov_degrees = fov;
     auto pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
 
     if (sources.discover) addresses = master::discover_for_run(sources);
