@@ -1,8 +1,11 @@
 #include "common/scene/gltf_reader.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <glm/gtc/matrix_inverse.hpp>
+#include <glm/gtc/matrix_transform.hpp>
 #include <glm/gtc/quaternion.hpp>
 #include <glm/gtc/type_ptr.hpp>
 #include <tiny_gltf.h>
@@ -136,6 +139,8 @@ struct VertexKeyHash {
   }
 };
 
+constexpr int kMaxNodeDepth = 1024;  // deeper chains are no real scene, and would exhaust the stack
+
 class GltfSceneBuilder {
  public:
   GltfSceneBuilder(const tinygltf::Model& model, const MeshLoadOptions& options, LoadWarnings& warnings)
@@ -169,11 +174,12 @@ class GltfSceneBuilder {
       roots = model_.scenes[size_t(scene)].nodes;
     }
     std::vector<bool> visited(model_.nodes.size(), false);
-    for (int root : roots) visit(root, glm::dmat4(1.0), visited);
+    for (int root : roots) visit(root, glm::dmat4(1.0), visited, 0);
     if (!model_.animations.empty()) warnings_.add("animations are not supported: the scene is packed at rest");
   }
 
-  void visit(int index, const glm::dmat4& parent, std::vector<bool>& visited) {
+  void visit(int index, const glm::dmat4& parent, std::vector<bool>& visited, int depth) {
+    if (depth > kMaxNodeDepth) throw Error("the node hierarchy is deeper than " + std::to_string(kMaxNodeDepth));
     if (index < 0 || size_t(index) >= model_.nodes.size())
       throw Error("node " + std::to_string(index) + " does not exist (" + std::to_string(model_.nodes.size()) + " nodes)");
     if (visited[size_t(index)]) throw Error("node " + std::to_string(index) + " appears twice in the hierarchy (a cycle or two parents)");
@@ -184,7 +190,8 @@ class GltfSceneBuilder {
     if (node.mesh >= 0) {
       if (size_t(node.mesh) >= model_.meshes.size())
         throw Error(label + " names mesh " + std::to_string(node.mesh) + " of " + std::to_string(model_.meshes.size()));
-      instances_.push_back({node.mesh, world});
+      if (glm::determinant(glm::dmat3(world)) == 0.0) warnings_.add("meshes under a zero scale are skipped (they have no area)");
+      else instances_.push_back({node.mesh, world});
       if (node.skin >= 0) warnings_.add("skins are not supported: skinned meshes are packed in their bind pose");
     } else if (node.mesh < -1) {
       throw Error(label + " names mesh " + std::to_string(node.mesh));
@@ -195,7 +202,7 @@ class GltfSceneBuilder {
         throw Error(label + ": KHR_lights_punctual without a light index");
       add_light(ext->second.Get("light").GetNumberAsInt(), world, label);
     }
-    for (int child : node.children) visit(child, world, visited);
+    for (int child : node.children) visit(child, world, visited, depth + 1);
   }
 
   void add_camera(int index, const glm::dmat4& world, const std::string& label) {
@@ -404,22 +411,22 @@ class GltfSceneBuilder {
   TriangleMesh mesh_;
 };
 
-tinygltf::Model parse_model(const std::filesystem::path& path, bool keep_images, LoadWarnings& parse_warnings) {
-  const std::string name = path.string();
-  std::vector<uint8_t> bytes = read_file_bytes(path);
-  const bool binary = looks_like_glb(bytes) || path.extension() == ".glb";
+tinygltf::Model parse_model(std::span<const uint8_t> file, const std::string& name, const std::filesystem::path& base,
+                            bool keep_images, LoadWarnings& parse_warnings) {
+  const bool binary = looks_like_glb(file) || name.ends_with(".glb");
   GlbLayout layout;
-  if (binary) layout = check_glb(bytes, name);
+  if (binary) layout = check_glb(file, name);
   // tinygltf 2.7 may read up to 8 bytes past a glb's BIN chunk before checking; keep that inside our allocation.
-  const size_t size = bytes.size();
-  bytes.resize(size + 16, 0);
+  const size_t size = file.size();
+  std::vector<uint8_t> bytes(size + 16, 0);
+  std::copy(file.begin(), file.end(), bytes.begin());
 
   tinygltf::TinyGLTF loader;
   loader.SetFsCallbacks(file_callbacks());
   loader.SetImageLoader(keep_encoded_image, keep_images ? &loader : nullptr);
   tinygltf::Model model;
   std::string err, warn;
-  const std::string base_dir = path.parent_path().empty() ? "." : path.parent_path().string();
+  const std::string base_dir = base.empty() ? "." : base.string();
   const bool ok = binary ? loader.LoadBinaryFromMemory(&model, &err, &warn, bytes.data(), unsigned(size), base_dir)
                          : loader.LoadASCIIFromString(&model, &err, &warn, reinterpret_cast<const char*>(bytes.data()),
                                                       unsigned(size), base_dir);
@@ -442,18 +449,25 @@ tinygltf::Model parse_model(const std::filesystem::path& path, bool keep_images,
 }  // namespace
 
 TriangleMesh read_gltf(const std::filesystem::path& path, const MeshLoadOptions& options) {
+  return parse_gltf(read_file_bytes(path), path.string(), path.parent_path(), options);
+}
+
+TriangleMesh parse_gltf(std::span<const uint8_t> bytes, const std::string& name, const std::filesystem::path& base_dir,
+                        const MeshLoadOptions& options) {
   LoadWarnings warnings;
-  const tinygltf::Model model = parse_model(path, options.load_textures, warnings);
+  const tinygltf::Model model = parse_model(bytes, name, base_dir, options.load_textures, warnings);
   for (const auto& ext : model.extensionsRequired)
-    if (!supported_extension(ext)) throw Error(path.string() + ": requires glTF extension " + ext + ", which is not supported");
+    if (!supported_extension(ext)) throw Error(name + ": requires glTF extension " + ext + ", which is not supported");
+  // Material extensions are named by the material table where a material uses them.
   for (const auto& ext : model.extensionsUsed)
-    if (!supported_extension(ext)) warnings.add("glTF extension " + ext + " is not supported (ignored)");
+    if (!supported_extension(ext) && !ext.starts_with("KHR_materials_"))
+      warnings.add("glTF extension " + ext + " is not supported (ignored)");
   GltfSceneBuilder builder(model, options, warnings);
   TriangleMesh mesh;
   try {
     mesh = builder.build();
   } catch (const Error& e) {
-    throw Error(path.string() + ": " + e.what());
+    throw Error(name + ": " + e.what());
   }
   mesh.warnings = warnings.lines();
   return mesh;

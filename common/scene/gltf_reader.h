@@ -9,11 +9,18 @@
 // as point lights) and the first camera come along. Materials: gltf_material.h. Anything the scene
 // cannot show as written is one line in TriangleMesh::warnings; a malformed file is a tessera::Error.
 #include <filesystem>
+#include <span>
+#include <string>
 
 #include "common/scene/mesh_loader.h"
 
 namespace tessera {
 
 TriangleMesh read_gltf(const std::filesystem::path& path, const MeshLoadOptions& options);
+
+// The same for a file's bytes: `name` labels errors (and ".glb" at its end marks binary input
+// without the magic), external URIs are resolved against `base_dir`.
+TriangleMesh parse_gltf(std::span<const uint8_t> bytes, const std::string& name, const std::filesystem::path& base_dir,
+                        const MeshLoadOptions& options);
 
 }  // namespace tessera
