@@ -22,7 +22,9 @@
 
 #include "common/base/file_io.h"
 #include "common/image/png_io.h"
+#include "common/net/auth.h"
 #include "common/net/framing.h"
+#include "common/net/protocol.h"
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
 #include "wire.pb.h"
@@ -217,5 +219,21 @@ class RawClient {
   }
   int fd_ = -1;
 };
+
+// The master's side of the handshake with `secret`: the worker's Welcome, or whatever it answered
+// instead (nullopt on a closed connection or a timeout).
+inline std::optional<wire::Envelope> master_handshake(RawClient& client, const std::string& secret) {
+  const std::string nonce = net::random_nonce();
+  wire::Envelope hello;
+  hello.mutable_hello()->set_protocol_version(net::kProtocolVersion);
+  hello.mutable_hello()->set_nonce(nonce);
+  client.send(hello);
+  const auto challenge = client.receive();
+  if (!challenge || !challenge->has_challenge()) return challenge;
+  wire::Envelope proof;
+  proof.mutable_proof()->set_proof(net::make_proof(secret, net::Role::master, net::kProtocolVersion, nonce, challenge->challenge().nonce()));
+  client.send(proof);
+  return client.receive();
+}
 
 }  // namespace tessera::testing
