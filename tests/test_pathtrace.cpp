@@ -21,6 +21,7 @@
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
 #include "worker/render/pathtrace_device_sums.h"
+#include "worker/daemon/frame_setup.h"
 #include "worker/render/pathtrace_frame.h"
 
 namespace tessera {
@@ -720,6 +721,17 @@ TEST(PathTraceClamp, LimitsOnlyIndirectContributions) {
   EXPECT_EQ(render(0.0f), render(0.05f));
   pt.indirect_clamp = -1.0f;
   EXPECT_THROW(PathTraceRenderer::kernel_params(v, pt, {0, 0, 32, 24}), Error);
+}
+
+// On the wire the clamp is an additive field: unset (older masters, the benchmarks) means off.
+TEST(PathTraceClamp, WireFieldReachesTheWorkersSettings) {
+  wire::PathtraceParams p;
+  p.set_spp(1);
+  EXPECT_EQ(worker::pathtrace_settings(p).indirect_clamp, 0.0f);
+  p.set_indirect_clamp(4.0f);
+  EXPECT_EQ(worker::pathtrace_settings(p).indirect_clamp, 4.0f);
+  p.set_indirect_clamp(-1.0f);
+  EXPECT_THROW(worker::pathtrace_settings(p), Error);
 }
 
 }  // namespace
