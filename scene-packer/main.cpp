@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   bool json = false, no_textures = false;
   app.add_option("input", input, "Scene to pack (.obj, .obj.zst, .ply, .gltf or .glb)")->required();
   app.add_option("-o,--output", output, "Output .tpk file (written atomically)")->required();
-  app.add_flag("--json", json, "Print sizes, kd-tree statistics and timings as one JSON object");
+  app.add_flag("--json", json, "Print sizes, kd-tree statistics, timings, warnings and notes as one JSON object");
   app.add_option("--settings", settings, "Scene settings file (protobuf text format)");
   std::vector<std::string> include_dirs;
   app.add_option("--include-dir", include_dirs,
@@ -111,8 +111,10 @@ int main(int argc, char** argv) {
     if (!replicate.empty()) options.replicate = parse_replicate(replicate);
     options.load_textures = !no_textures;
     const PackReport report = pack_scene(options);
-    for (const auto& line : report.warnings) std::fprintf(stderr, "tessera-pack: warning: %s\n", line.c_str());
-    for (const auto& line : report.notes) std::fprintf(stderr, "tessera-pack: %s\n", line.c_str());
+    if (!json) {  // with --json they are the object's "warnings" and "notes"
+      for (const auto& line : report.warnings) std::fprintf(stderr, "tessera-pack: warning: %s\n", line.c_str());
+      for (const auto& line : report.notes) std::fprintf(stderr, "tessera-pack: %s\n", line.c_str());
+    }
     if (json)
       std::cout << report_to_json(report).dump(2) << std::endl;
     else
