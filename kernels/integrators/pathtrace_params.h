@@ -14,7 +14,7 @@
 #define TS_PT_VISIBILITY_RAY 16u  /* test the other eye's view of P_c with a shadow ray, not its primary hits */
 
 /* indirect_clamp of interactive use (tessera-render, tessera-master) unless given; benchmarks run without */
-#define TS_PT_INTERACTIVE_CLAMP 10.0f
+#define TS_PT_INTERACTIVE_CLAMP 3.0f
 
 typedef struct PathTraceParams {
   uint features;
