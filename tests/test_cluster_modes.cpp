@@ -311,6 +311,7 @@ TEST(ClusterModes, BadModeOptionsAreOneClearErrorLine) {
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   };
   expect_error(master + " --spp 4", "--spp needs --mode pathtrace");
+  expect_error(master + " --clamp 3", "--clamp needs --mode pathtrace");
   expect_error(master + " --mode pathtrace --vct-preset 3", "--vct-preset needs --mode vct");
   expect_error(master + " --mode pathtrace --pt-variant fancy", "--pt-variant");
   expect_error(master + " --mode pathtrace --gaze 2,0", "--gaze");

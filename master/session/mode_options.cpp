@@ -25,6 +25,10 @@ void add_mode_options(CLI::App& app, ModeCli& c) {
   app.add_option("--launch-samples", c.launch_samples,
                  "pathtrace: samples per pixel of one device launch (0: the worker's automatic choice, as tessera-render)")
       ->capture_default_str()->check(CLI::Range(0u, 4096u));
+  app.add_option("--clamp", c.clamp,
+                 "pathtrace: clamp the radiance of contributions after the first diffuse bounce to X (fewer fireflies, "
+                 "biased; 0: off, as in the paper's benchmarks)")
+      ->capture_default_str()->check(CLI::Range(0.0f, 1e30f));
   app.add_flag("--no-reproject", c.no_reproject, "pathtrace proposed: leave out the reprojection to the other eye");
   app.add_flag("--no-gaze-stop", c.no_gaze_stop, "pathtrace proposed: leave out the gaze-based stop (Eq. 7)");
   app.add_flag("--no-median", c.no_median, "pathtrace proposed: leave out the median filter");
@@ -44,7 +48,7 @@ void apply_mode_options(const CLI::App& app, const std::string& mode, const Mode
   if (mode != "raytrace" && mode != "pathtrace" && mode != "vct")
     throw UsageError("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");
   for (const char* option : {"--spp", "--pt-variant", "--depth-threshold", "--p-max", "--rr-depth", "--median-max-spp",
-                             "--launch-samples", "--no-reproject", "--no-gaze-stop", "--no-median", "--stop-compensate",
+                             "--launch-samples", "--clamp", "--no-reproject", "--no-gaze-stop", "--no-median", "--stop-compensate",
                              "--visibility-ray"})
     if (mode != "pathtrace" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode pathtrace");
   for (const char* option : {"--vct-grid", "--vct-preset", "--shadow-cone", "--vct-solid", "--vct-output", "--vct-cone-offset",
@@ -75,6 +79,7 @@ void apply_mode_options(const CLI::App& app, const std::string& mode, const Mode
     p.set_no_median(c.no_median);
     p.set_stop_compensate(c.stop_compensate);
     p.set_visibility_ray(c.visibility_ray);
+    p.set_indirect_clamp(c.clamp);
     p.set_exposure(options.raytrace.exposure());
     p.set_seed(options.raytrace.seed());
   }

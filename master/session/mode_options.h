@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "kernels/integrators/pathtrace_params.h"
 #include "master/session/session_options.h"
 
 namespace tessera::master {
@@ -14,6 +15,7 @@ struct ModeCli {
   std::string gaze;
   // pathtrace
   unsigned spp = 16, depth_threshold = 1, rr_depth = 3, median_max_spp = 16, launch_samples = 0;  // 0: automatic
+  float clamp = TS_PT_INTERACTIVE_CLAMP;  // pathtrace: indirect radiance clamp, on for live viewing (0: off)
   float p_max = 0.9f;
   std::string pt_variant = "proposed";
   bool no_reproject = false, no_gaze_stop = false, no_median = false, stop_compensate = false, visibility_ray = false;
