@@ -174,6 +174,7 @@ int main(int argc, char** argv) {
     link.heartbeat_timeout = seconds(heartbeat_timeout, "--heartbeat-timeout");
     if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw Error("--heartbeat-timeout must be at least 1 s");
     link.scene_timeout = options.startup_timeout;
+    link.startup_timeout = options.startup_timeout;
     link.mode = mode;
     if (mode == "vct") link.prepare_vct = options.vct;
 
@@ -184,7 +185,7 @@ int main(int argc, char** argv) {
     pose_options.orbit_scale = orbit_scale;
     auto pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
 
-    if (sources.discover) addresses = master::discover_for_run(sources);
+    if (sources.discover) addresses = master::discover_for_run(sources, link.secret);
     net::log_info("scene " + scene->name + " (" + hash64_hex(scene->hash) + "), " + std::to_string(addresses.size()) +
                   " workers, " + schedule + " schedule, " + size + " in " + std::to_string(tile) + "-pixel tiles, poses from " +
                   pose_source->describe());

@@ -20,7 +20,7 @@ using testing::RawClient;
 using testing::TempDir;
 using testing::WorkerProcess;
 
-constexpr const char* kSecret = "modes-test-secret-0123456";
+constexpr const char* kSecret = testing::kClusterSecret;
 constexpr const char* kPose0 = "278,273,-800,0,0,1,0";
 constexpr const char* kPose1 = "300,250,-700,0.9961947,0,0.0871557,0";
 // 64x48 per eye in 32-pixel tiles: 2 x 2 tiles (pairs) per frame, quick on one host thread.

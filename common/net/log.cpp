@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <algorithm>
 #include <mutex>
 
 namespace tessera::net {
@@ -37,5 +38,34 @@ void log_info(const std::string& message) {
   if (!quiet) emit("", message);
 }
 void log_warning(const std::string& message) { emit("warning: ", message); }
+
+}  // namespace tessera::net
+
+namespace tessera::net {
+
+void LogBudget::emit(const std::string& message, bool warning) {
+  uint64_t left_out = 0;
+  {
+    std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * per_second_);
+    last_ = now;
+    if (tokens_ < 1) {
+      ++dropped_since_last_;
+      ++dropped_total_;
+      return;
+    }
+    tokens_ -= 1;
+    left_out = dropped_since_last_;
+    dropped_since_last_ = 0;
+  }
+  const std::string line = left_out ? message + " (" + std::to_string(left_out) + " similar lines left out)" : message;
+  warning ? log_warning(line) : log_info(line);
+}
+
+uint64_t LogBudget::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_total_;
+}
 
 }  // namespace tessera::net
