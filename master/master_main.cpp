@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/base/error.h"
+#include "common/render/camera_setup.h"
 #include "common/base/hash.h"
 #include "common/net/address.h"
 #include "common/net/auth.h"
@@ -134,7 +135,7 @@ int main(int argc, char** argv) {
     if (compression != "zstd" && compression != "none") throw Error("unknown --compression '" + compression + "' (zstd or none)");
     if (!(exposure > 0)) throw Error("--exposure must be positive");
     if (!(ipd >= 0)) throw Error("--ipd must not be negative");
-    if (fov != 0 && !(fov > 0 && fov < 179)) throw Error("--fov must lie between 0 and 179 degrees");
+    check_fov_option(fov);
     if (poses == "orbit" && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
 

@@ -45,6 +45,10 @@ int main(int argc, char** argv) {
   app.add_option("--name", name, "Name shown to masters (default: host name and port)");
   app.add_option("--port-file", port_file, "Write the bound HOST:PORT here once listening (for scripts and tests)");
   app.add_option("--max-scene-size", max_scene, "Largest scene a master may push, e.g. 2G")->capture_default_str();
+  std::string scene_quota = "16G";
+  app.add_option("--scene-quota", scene_quota, "Most bytes of scenes the scene directory keeps; a push beyond it deletes "
+                                               "the least recently used scenes first (0: no limit)")
+      ->capture_default_str();
   app.add_option("--max-connections", max_connections, "Connections served at once; more are refused")
       ->capture_default_str()->check(CLI::Range(1u, 1024u));
   app.add_option("--heartbeat-timeout", heartbeat_timeout, "Seconds of silence after which a master counts as gone")
@@ -111,7 +115,8 @@ int main(int argc, char** argv) {
     renderer.device = device;
     if (config.gpu_memory_limit) renderer.gpu_memory_limit = config.gpu_memory_limit;
     renderer.host_threads = threads;
-    worker::SceneStore scenes(scenes_dir, renderer);
+    const uint64_t quota = scene_quota == "0" ? 0 : cl::parse_memory_size(scene_quota);
+    worker::SceneStore scenes(scenes_dir, renderer, 2, quota);
     worker::RenderThread render;
     worker::WorkerCounters counters;
 

@@ -140,6 +140,10 @@ Pose pose_from_manifest(const tpk::Camera& camera) {
   return pose;
 }
 
+void check_fov_option(double degrees) {
+  if (degrees != 0 && !(degrees > 0 && degrees < 179)) throw Error("--fov must lie between 0 and 179 degrees");
+}
+
 Pose parse_pose(const std::string& text) {
   const auto v = parse_floats(text, 7, "pose");
   const float n = std::sqrt(v[3] * v[3] + v[4] * v[4] + v[5] * v[5] + v[6] * v[6]);

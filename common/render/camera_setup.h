@@ -39,6 +39,10 @@ Pose pose_from_manifest(const tpk::Camera& camera);
 Pose parse_pose(const std::string& text);
 std::array<float, 3> parse_vec3(const std::string& text, const std::string& what);
 
+// The --fov option of the programs: 0 means the scene's own; anything else must lie strictly
+// between 0 and 179 degrees (NaN and negative values are errors, never silently the default).
+void check_fov_option(double degrees);
+
 // Applies the pose's rotation to a vector.
 std::array<float, 3> rotate(const std::array<float, 4>& q, const std::array<float, 3>& v);
 

@@ -1,0 +1,22 @@
+// Packed scenes with their checksums recomputed (fuzz/tpk_unsealed.h), so that mutated manifests
+// and section contents reach the validation; a scene that passes is then used the way a worker
+// uses it (fuzz/scene_use.h). Seeds are made with fuzz-tpk-unseal from packed scenes.
+#include <cstddef>
+#include <cstdint>
+
+#include "common/base/error.h"
+#include "common/scene/packed_scene.h"
+#include "fuzz/scene_use.h"
+#include "fuzz/tpk_unsealed.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tessera;
+  const auto file = fuzz::seal({data, size});
+  if (!file) return 0;
+  try {
+    fuzz::use_scene(PackedScene::from_contents(parse_tpk(*file, "fuzz.tpk"), "fuzz.tpk"));
+  } catch (const Error&) {
+    // A clear refusal is the expected outcome; anything else (crash, other exception) is a finding.
+  }
+  return 0;
+}
