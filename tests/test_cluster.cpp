@@ -282,7 +282,7 @@ TEST(ClusterAuth, MasterWithTheWrongSecretIsRefusedOnBothSides) {
 TEST(ClusterCli, BadInputIsOneClearErrorLine) {
   TempDir dir("cluster_cli");
   testing::write_secret(dir / "secret", testing::kClusterSecret);
-  testing::write_text(dir / "short", "abc\n");
+  testing::write_secret(dir / "short", "abc");
   const std::string master = testing::master_binary().string() + " --scene " + testing::cornell_tpk().string();
   const auto expect_error = [](const testing::CommandResult& r, const std::string& program, const std::string& needle) {
     EXPECT_NE(r.exit_code, 0) << r.output;

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   app.add_option("--scene-quota", scene_quota, "Most bytes of scenes the scene directory keeps; a push beyond it deletes "
                                                "the least recently used scenes first (0: no limit)")
       ->capture_default_str();
-  app.add_option("--max-connections", max_connections, "Connections served at once; more are refused")
+  app.add_option("--max-connections", max_connections, "Authenticated masters served at once; more are refused as busy "
+                                                       "(connections still in the handshake have a budget of their own)")
       ->capture_default_str()->check(CLI::Range(1u, 1024u));
   app.add_option("--heartbeat-timeout", heartbeat_timeout, "Seconds of silence after which a master counts as gone")
       ->capture_default_str()->check(CLI::Range(1.0, 3600.0));

@@ -119,7 +119,8 @@ void WorkerLink::on_message(wire::Envelope& message) {
         return push_chunk(0);
       }
       if (status.state() != wire::SceneStatus::READY) {
-        failure_ = "the worker cannot load the scene: " + (status.message().empty() ? std::string("no reason given") : status.message());
+        failure_ = "the worker cannot load the scene: " +
+                   (status.message().empty() ? std::string("no reason given") : net::printable_peer_text(status.message(), 1000));
         return connection_->close(failure_);
       }
       connection_->cancel_deadline();
