@@ -23,6 +23,7 @@
 
 #include "common/base/file_io.h"
 #include "common/image/png_io.h"
+#include "common/net/auth.h"
 #include "common/net/frame_cipher.h"
 #include "common/net/framing.h"
 #include "common/net/handshake.h"

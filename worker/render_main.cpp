@@ -11,8 +11,10 @@
 #include "common/cl/memory_size.h"
 #include "common/image/png_io.h"
 #include "common/render/camera_setup.h"
+#include "common/render/eye_view.h"
 #include "common/render/shading_data.h"
 #include "common/render/stereo.h"
+#include "worker/render/aa_frame.h"
 #include "worker/render/frame_render.h"
 #include "worker/render/pathtrace_frame.h"
 #include "worker/render/vct_frame.h"
@@ -34,10 +36,11 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
 }
 
 // --mode pathtrace: both eyes (or one), written side by side.
-int render_pathtrace(const PackedScene& scene, const CameraSpec& head, uint32_t width, uint32_t height, RenderSettings settings,
-                     bool depth_given, bool light_samples_given, const PathTraceSettings& pt, bool stereo, float ipd,
-                     std::array<float, 2> gaze, const RendererOptions& device, unsigned cpu_threads, unsigned tile_size,
-                     bool tile_given, const std::string& output, bool json) {
+int render_pathtrace(const PackedScene& scene, const PtView& view, RenderSettings settings, bool depth_given,
+                     bool light_samples_given, const PathTraceSettings& pt, const RendererOptions& device,
+                     unsigned cpu_threads, unsigned tile_size, bool tile_given, const std::string& output, bool json) {
+  const uint32_t width = view.eyes[0].width, height = view.eyes[0].height;
+  const bool stereo = view.eye_count == 2;
   const RenderSettings defaults = default_pathtrace_settings(scene);
   if (!depth_given) settings.max_depth = defaults.max_depth;  // path vertices, not mirror bounces
   if (!light_samples_given) settings.light_samples = defaults.light_samples;
@@ -45,8 +48,6 @@ int render_pathtrace(const PackedScene& scene, const CameraSpec& head, uint32_t 
   settings.background_g = defaults.background_g;
   settings.background_b = defaults.background_b;
   settings.ambient = defaults.ambient;
-  const PtView view =
-      make_pt_view(head, stereo, ipd >= 0.0f ? ipd : default_ipd(scene.manifest()), width, height, gaze[0], gaze[1]);
   PathTraceRenderer renderer(scene, {device, cpu_threads});
   ProgressBar bar("pathtrace");
   const PtFrameResult frame = render_pathtrace_frame(renderer, view, settings, pt, tile_given ? tile_size : 0, false,
@@ -94,8 +95,9 @@ int render_pathtrace(const PackedScene& scene, const CameraSpec& head, uint32_t 
 int main(int argc, char** argv) {
   CLI::App app{
       "tessera-render: render one frame of a packed scene (.tpk) on this machine, without the cluster.\n"
-      "The camera is the scene's default unless --pose or --eye/--target/--up is given. A quaternion that is\n"
-      "not unit length (norm off by more than 1 %) is refused rather than guessed.",
+      "The camera is the scene's default unless --pose or --eye/--target/--up is given, or each eye is given\n"
+      "exactly with --eye-view (once: mono; twice: stereo, left then right, side by side). A quaternion that\n"
+      "is not unit length (norm off by more than 1 %) is refused rather than guessed.",
       "tessera-render"};
   std::string scene_path, output, mode = "raytrace", size = "1024x1024", pose_text, eye, target, up = "0,1,0";
   std::string device = "auto", mem_limit;
@@ -111,6 +113,15 @@ int main(int argc, char** argv) {
   app.add_option("--target", target, "Point to look at X,Y,Z");
   app.add_option("--up", up, "Up direction X,Y,Z for --eye/--target")->capture_default_str();
   app.add_option("--fov", fov, "Vertical field of view in degrees (default: the scene's)");
+  std::vector<std::string> eye_view_texts;
+  unsigned aa_samples = 1;
+  app.add_option("--eye-view", eye_view_texts,
+                 "An eye exactly: px,py,pz,qw,qx,qy,qz,left,right,bottom,top (pose in world space, off-axis frustum as "
+                 "tangents at unit distance); once: mono, twice: stereo (left, right) side by side")
+      ->allow_extra_args(false);
+  app.add_option("--aa", aa_samples,
+                 "raytrace, vct: anti-aliasing samples, jittered sub-pixel offsets averaged in linear light (1: pixel centres)")
+      ->capture_default_str()->check(CLI::Range(1u, 4096u));
   app.add_option("--device", device, "auto | gpu | cpu | <index> (OpenCL) | host (kernels compiled for this CPU)")
       ->capture_default_str();
   app.add_option("--gpu-mem-limit", mem_limit, "Refuse scenes that need more device memory, e.g. 950M");
@@ -213,8 +224,17 @@ int main(int argc, char** argv) {
       pt.stop_compensate = stop_compensate;
       pt.visibility_ray = visibility_ray;
     }
+    if (pathtrace && app.count("--aa") > 0) throw Error("--aa needs --mode raytrace or vct (pathtrace jitters its own samples)");
+    if (eye_view_texts.size() > 2) throw Error("--eye-view given " + std::to_string(eye_view_texts.size()) + " times (once: mono, twice: stereo)");
+    if (!eye_view_texts.empty()) {
+      for (const char* option : {"--pose", "--eye", "--target", "--up", "--fov", "--ipd"})
+        if (app.count(option) > 0) throw Error(std::string(option) + " does not apply with --eye-view (it gives each eye exactly)");
+      if (stereo && eye_view_texts.size() != 2) throw Error("--stereo with --eye-view needs two of them (left, right)");
+    }
     const std::array<float, 2> gaze = gaze_text.empty() ? std::array<float, 2>{0.5f, 0.5f} : parse_gaze(gaze_text);
     const auto [width, height] = parse_size(size);
+    std::vector<EyeView> eye_views;
+    for (const auto& text : eye_view_texts) eye_views.push_back(parse_eye_view(text));
     if (!pose_text.empty() && !eye.empty()) throw Error("give either --pose or --eye/--target, not both");
     if (!eye.empty() && target.empty()) throw Error("--eye needs --target");
     RendererOptions renderer_options;
@@ -230,26 +250,48 @@ int main(int argc, char** argv) {
     if (!pose_text.empty()) camera_spec.pose = parse_pose(pose_text);
     if (!eye.empty())
       camera_spec.pose = look_at(parse_vec3(eye, "--eye"), parse_vec3(target, "--target"), parse_vec3(up, "--up"));
-    const CameraParams camera = make_camera(camera_spec, width, height);
+    // The whole-image camera of each eye: the explicit eye views, else the head (raytrace and vct are
+    // mono then; pathtrace places its own stereo eyes).
+    std::vector<CameraParams> eyes;
+    for (const EyeView& view : eye_views) eyes.push_back(make_eye_camera(view, width, height));
+    if (eyes.empty()) eyes.push_back(make_camera(camera_spec, width, height));
     RenderSettings settings = default_render_settings(scene);
     settings.max_depth = max_depth;
     settings.light_samples = light_samples;
     settings.exposure = exposure;
-    if (pathtrace) return render_pathtrace(scene, camera_spec, width, height, settings, app.count("--max-depth") > 0,
-                                           app.count("--light-samples") > 0, pt, stereo, ipd, gaze, renderer_options,
-                                           cpu_threads, tile_size, app.count("--tile") > 0, output, json);
+    if (pathtrace) {
+      PtView view;
+      if (eye_views.empty()) {
+        view = make_pt_view(camera_spec, stereo, ipd >= 0.0f ? ipd : default_ipd(scene.manifest()), width, height, gaze[0], gaze[1]);
+      } else {
+        for (size_t e = 0; e < eyes.size(); ++e) view.eyes[e] = eyes[e];
+        view.eye_count = uint32_t(eyes.size());
+        view.gaze_u = gaze[0];
+        view.gaze_v = gaze[1];
+      }
+      return render_pathtrace(scene, view, settings, app.count("--max-depth") > 0, app.count("--light-samples") > 0, pt,
+                              renderer_options, cpu_threads, tile_size, app.count("--tile") > 0, output, json);
+    }
 
     if (mode == "vct") {
       vct.options.grid = vct_grid_for_scene(scene, app.count("--vct-grid") > 0 ? std::optional<uint32_t>(vct_grid) : std::nullopt);
       vct.tile_size = tile_size;
-      return render_vct(scene, camera, settings, renderer_options, vct, output, json);
+      vct.aa_samples = aa_samples;
+      return render_vct(scene, eyes, settings, renderer_options, vct, output, json);
     }
 
     auto renderer = make_tile_renderer(scene, renderer_options);
     ProgressBar bar("render");
     const auto start = std::chrono::steady_clock::now();
-    const ImageRgba8 frame = render_frame(*renderer, camera, settings, tile_size, [&](size_t done, size_t total) {
-      bar.update(double(done) / double(total), std::to_string(done) + "/" + std::to_string(total) + " tiles");
+    const size_t passes = eyes.size() * aa_samples;
+    size_t pass = 0;
+    const ImageRgba8 frame = render_aa_frame(eyes, aa_samples, [&](const CameraParams& camera) {
+      ImageRgba8 image = render_frame(*renderer, camera, settings, tile_size, [&](size_t done, size_t total) {
+        bar.update((double(pass) + double(done) / double(total)) / double(passes),
+                   std::to_string(pass * total + done) + "/" + std::to_string(passes * total) + " tiles");
+      });
+      ++pass;
+      return image;
     });
     bar.finish();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -259,12 +301,16 @@ int main(int argc, char** argv) {
                                   {"device", renderer->description()},
                                   {"width", width},
                                   {"height", height},
+                                  {"eyes", eyes.size()},
+                                  {"aa_samples", aa_samples},
                                   {"render_ms", ms},
                                   {"scene_device_bytes", renderer->scene_device_bytes()}}
                        .dump(2)
                 << std::endl;
     } else {
-      std::printf("%s: %ux%u in %.1f ms on %s\n", output.c_str(), width, height, ms, renderer->description().c_str());
+      std::printf("%s: %ux%u%s%s in %.1f ms on %s\n", output.c_str(), width, height, eyes.size() == 2 ? " x 2 eyes" : "",
+                  aa_samples > 1 ? (", " + std::to_string(aa_samples) + " AA samples").c_str() : "", ms,
+                  renderer->description().c_str());
     }
     return 0;
   } catch (const std::exception& e) {

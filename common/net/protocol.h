@@ -13,6 +13,9 @@ inline constexpr size_t kNonceBytes = 32;
 inline constexpr const char* kRaytraceMode = "raytrace";
 inline constexpr const char* kPathtraceMode = "pathtrace";
 inline constexpr const char* kVctMode = "vct";
+// FrameRequest fields a worker lists in WorkerInfo.features when it honours them.
+inline constexpr const char* kEyeViewsFeature = "eye_views";
+inline constexpr const char* kAaSampleFeature = "aa_sample";
 
 // "frame_request", "tile_batch", ... for logs and errors; "empty" when no body is set.
 std::string body_name(const wire::Envelope& message);

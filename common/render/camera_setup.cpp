@@ -21,6 +21,8 @@ Vec3 normalized(const Vec3& v) {
   return {v[0] / len, v[1] / len, v[2] / len};
 }
 
+}  // namespace
+
 std::vector<float> parse_floats(const std::string& text, size_t count, const std::string& what) {
   std::vector<float> values;
   std::stringstream stream(text);
@@ -37,7 +39,15 @@ std::vector<float> parse_floats(const std::string& text, size_t count, const std
   return values;
 }
 
-}  // namespace
+std::array<float, 4> unit_rotation(const std::array<float, 4>& q, const std::string& what) {
+  const float n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (!(std::fabs(n - 1.0f) <= 0.01f)) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.4g", n);
+    throw Error(what + ": the quaternion's norm is " + buffer + ", not 1 (refusing to guess a rotation)");
+  }
+  return {q[0] / n, q[1] / n, q[2] / n, q[3] / n};
+}
 
 Vec3 rotate(const std::array<float, 4>& q, const Vec3& v) {
   // v' = v + 2 w (u x v) + 2 u x (u x v), u = (x, y, z)
@@ -85,20 +95,11 @@ CameraParams make_camera(const CameraSpec& spec, uint32_t width, uint32_t height
   return c;
 }
 
-Pose look_at(const Vec3& eye, const Vec3& target, const Vec3& up_hint) {
-  const Vec3 d{target[0] - eye[0], target[1] - eye[1], target[2] - eye[2]};
-  if (dot(d, d) == 0.0f) throw Error("--eye and --target are the same point");
-  const Vec3 f = normalized(d);
-  const Vec3 r0 = cross(f, up_hint);
-  if (dot(r0, r0) < 1e-12f) throw Error("--up is parallel to the viewing direction");
-  const Vec3 r = normalized(r0);
-  const Vec3 u = cross(r, f);
-  // Rotation matrix columns: camera x = r, y = u, z = -f. Convert to a quaternion.
-  const float m00 = r[0], m01 = u[0], m02 = -f[0];
-  const float m10 = r[1], m11 = u[1], m12 = -f[1];
-  const float m20 = r[2], m21 = u[2], m22 = -f[2];
-  Pose pose;
-  pose.position = eye;
+std::array<float, 4> quaternion_from_axes(const Vec3& x_axis, const Vec3& y_axis, const Vec3& z_axis) {
+  // Rotation matrix columns: the camera's x, y and z axes.
+  const float m00 = x_axis[0], m01 = y_axis[0], m02 = z_axis[0];
+  const float m10 = x_axis[1], m11 = y_axis[1], m12 = z_axis[1];
+  const float m20 = x_axis[2], m21 = y_axis[2], m22 = z_axis[2];
   const float trace = m00 + m11 + m22;
   float w, x, y, z;
   if (trace > 0) {
@@ -127,7 +128,20 @@ Pose look_at(const Vec3& eye, const Vec3& target, const Vec3& up_hint) {
     z = 0.25f * s;
   }
   const float n = std::sqrt(w * w + x * x + y * y + z * z);
-  pose.orientation = {w / n, x / n, y / n, z / n};
+  return {w / n, x / n, y / n, z / n};
+}
+
+Pose look_at(const Vec3& eye, const Vec3& target, const Vec3& up_hint) {
+  const Vec3 d{target[0] - eye[0], target[1] - eye[1], target[2] - eye[2]};
+  if (dot(d, d) == 0.0f) throw Error("--eye and --target are the same point");
+  const Vec3 f = normalized(d);
+  const Vec3 r0 = cross(f, up_hint);
+  if (dot(r0, r0) < 1e-12f) throw Error("--up is parallel to the viewing direction");
+  const Vec3 r = normalized(r0);
+  const Vec3 u = cross(r, f);
+  Pose pose;
+  pose.position = eye;
+  pose.orientation = quaternion_from_axes(r, u, {-f[0], -f[1], -f[2]});
   return pose;
 }
 
@@ -146,15 +160,9 @@ void check_fov_option(double degrees) {
 
 Pose parse_pose(const std::string& text) {
   const auto v = parse_floats(text, 7, "pose");
-  const float n = std::sqrt(v[3] * v[3] + v[4] * v[4] + v[5] * v[5] + v[6] * v[6]);
-  if (std::fabs(n - 1.0f) > 0.01f) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.4g", n);
-    throw Error("bad pose '" + text + "': the quaternion's norm is " + buffer + ", not 1 (refusing to guess a rotation)");
-  }
   Pose pose;
   pose.position = {v[0], v[1], v[2]};
-  pose.orientation = {v[3] / n, v[4] / n, v[5] / n, v[6] / n};
+  pose.orientation = unit_rotation({v[3], v[4], v[5], v[6]}, "bad pose '" + text + "'");
   return pose;
 }
 

@@ -6,11 +6,31 @@
 
 #include "common/base/error.h"
 #include "common/render/camera_setup.h"
+#include "common/render/eye_view.h"
+#include "common/render/jitter.h"
 #include "common/render/shading_data.h"
 
 namespace tessera::worker {
 
-CameraParams camera_for_eye(const wire::FrameRequest& request, uint32_t eye) {
+namespace {
+
+// Eye `eye` of the request's explicit eye views, checked (Error names the eye).
+EyeView requested_eye_view(const wire::FrameRequest& request, uint32_t eye) {
+  const uint32_t eyes = request.eyes().layout() == wire::Eyes::STEREO ? 2 : 1;
+  if (uint32_t(request.eye_views_size()) != eyes)
+    throw Error("eye_views: " + std::to_string(request.eye_views_size()) + " given, but a " +
+                (eyes == 2 ? "stereo frame needs 2 (left, right)" : "mono frame needs 1"));
+  const wire::EyeView& v = request.eye_views(int(eye));
+  EyeView view;
+  view.pose.position = {v.position().x(), v.position().y(), v.position().z()};
+  view.pose.orientation = {v.orientation().w(), v.orientation().x(), v.orientation().y(), v.orientation().z()};
+  view.frustum = {v.frustum().left(), v.frustum().right(), v.frustum().bottom(), v.frustum().top()};
+  return checked_eye_view(view, std::string("eye_views[") + std::to_string(eye) + "]" +
+                                    (eyes == 2 ? (eye == 0 ? " (left)" : " (right)") : ""));
+}
+
+// The camera of the head pose, eye layout and projection (no explicit eye views).
+CameraParams head_camera_for_eye(const wire::FrameRequest& request, uint32_t eye) {
   const auto& p = request.pose();
   CameraSpec spec;
   spec.pose.position = {p.position().x(), p.position().y(), p.position().z()};
@@ -34,6 +54,17 @@ CameraParams camera_for_eye(const wire::FrameRequest& request, uint32_t eye) {
     spec.eye_offset = eye == 0 ? -0.5f * ipd : 0.5f * ipd;
   }
   return make_camera(spec, request.image().width(), request.image().height());
+}
+
+}  // namespace
+
+CameraParams camera_for_eye(const wire::FrameRequest& request, uint32_t eye) {
+  const uint32_t width = request.image().width(), height = request.image().height();
+  const CameraParams camera = request.eye_views_size() > 0 ? make_eye_camera(requested_eye_view(request, eye), width, height)
+                                                           : head_camera_for_eye(request, eye);
+  // pathtrace jitters every sample itself and keys its accumulation on the cameras.
+  if (request.mode_case() == wire::FrameRequest::kPathtrace) return camera;
+  return jittered_camera(camera, jitter_offset(request.aa_sample()));
 }
 
 RenderSettings raytrace_settings(const wire::RaytraceParams& params, const PackedScene& scene) {

@@ -13,7 +13,10 @@
 
 namespace tessera::worker {
 
-// Throws Error on an invalid pose, projection or eye layout.
+// The camera of eye `eye` (0: left or mono, 1: right) for the whole image: the request's explicit
+// eye view when it has eye_views, else the head pose moved by -+ipd/2 with the request's
+// projection; raytrace and vct rays shifted by the sub-pixel offset of aa_sample. Throws Error on
+// an invalid pose, projection, eye view or eye layout.
 CameraParams camera_for_eye(const wire::FrameRequest& request, uint32_t eye);
 RenderSettings raytrace_settings(const wire::RaytraceParams& params, const PackedScene& scene);
 

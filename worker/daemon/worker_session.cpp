@@ -171,6 +171,8 @@ void WorkerSession::welcome(wire::Envelope m) {
   info.add_modes(net::kRaytraceMode);
   info.add_modes(net::kPathtraceMode);
   info.add_modes(net::kVctMode);
+  info.add_features(net::kEyeViewsFeature);
+  info.add_features(net::kAaSampleFeature);
   for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
   info.set_max_scene_bytes(context_.config.max_scene_bytes);
   info.set_version("tessera-worker protocol " + std::to_string(net::kProtocolVersion));

@@ -8,6 +8,7 @@
 #include "common/base/progress.h"
 #include "common/cl/memory_size.h"
 #include "common/image/png_io.h"
+#include "worker/render/aa_frame.h"
 
 namespace tessera {
 namespace {
@@ -19,7 +20,7 @@ nlohmann::json times_json(const VctStepTimes& t) {
 
 }  // namespace
 
-int render_vct(const PackedScene& scene, const CameraParams& camera, const RenderSettings& settings,
+int render_vct(const PackedScene& scene, const std::vector<CameraParams>& eyes, const RenderSettings& settings,
                const RendererOptions& device, const VctRenderRequest& request, const std::string& output, bool json) {
   validate_vct_grid(request.options.grid);
   validate_vct_preset(request.frame.preset);
@@ -34,13 +35,19 @@ int render_vct(const PackedScene& scene, const CameraParams& camera, const Rende
   }
   ProgressBar bar("vct");
   double trace_ms = 0;
-  const ImageRgba8 frame = render_vct_frame(*renderer, camera, settings, request.frame, request.tile_size,
-                                            [&](size_t done, size_t total) {
-                                              trace_ms += renderer->last_tile_ms();
-                                              bar.update(double(done) / double(total),
-                                                         std::to_string(done) + "/" + std::to_string(total) + " tiles");
-                                            });
+  const size_t passes = eyes.size() * request.aa_samples;
+  size_t pass = 0;
+  const ImageRgba8 frame = render_aa_frame(eyes, request.aa_samples, [&](const CameraParams& camera) {
+    ImageRgba8 image = render_vct_frame(*renderer, camera, settings, request.frame, request.tile_size, [&](size_t done, size_t total) {
+      trace_ms += renderer->last_tile_ms();
+      bar.update((double(pass) + double(done) / double(total)) / double(passes),
+                 std::to_string(pass * total + done) + "/" + std::to_string(passes * total) + " tiles");
+    });
+    ++pass;
+    return image;
+  });
   bar.finish();
+  const CameraParams& camera = eyes.front();
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   write_png(output, frame);
   const VctGridStats& g = renderer->grid_stats();
@@ -50,6 +57,8 @@ int render_vct(const PackedScene& scene, const CameraParams& camera, const Rende
                      {"device", renderer->description()},
                      {"width", camera.width},
                      {"height", camera.height},
+                     {"eyes", eyes.size()},
+                     {"aa_samples", request.aa_samples},
                      {"mode", "vct"},
                      {"preset", request.frame.preset},
                      {"preset_name", vct_preset_name(request.frame.preset)},
@@ -70,8 +79,10 @@ int render_vct(const PackedScene& scene, const CameraParams& camera, const Rende
     if (request.move_light) j["relight"] = times_json(relight);
     std::cout << j.dump(2) << std::endl;
   } else {
-    std::printf("%s: %ux%u vct preset %d (%s) in %.1f ms on %s\n", output.c_str(), camera.width, camera.height,
-                request.frame.preset, vct_preset_name(request.frame.preset), ms, renderer->description().c_str());
+    std::printf("%s: %ux%u%s vct preset %d (%s)%s in %.1f ms on %s\n", output.c_str(), camera.width, camera.height,
+                eyes.size() == 2 ? " x 2 eyes" : "", request.frame.preset, vct_preset_name(request.frame.preset),
+                request.aa_samples > 1 ? (", " + std::to_string(request.aa_samples) + " AA samples").c_str() : "", ms,
+                renderer->description().c_str());
     std::printf("  grid %u^3%s: %llu active voxels, %s (dense 4 B/voxel: %s); voxelize %.1f ms, mip levels %.1f ms, trace %.1f ms\n",
                 g.resolution, request.options.solid ? " filled" : "", (unsigned long long)g.voxels_per_level[0],
                 cl::format_memory_size(g.total_bytes()).c_str(), cl::format_memory_size(g.dense_thesis_bytes()).c_str(),
