@@ -121,6 +121,13 @@ TEST(ClusterSecurity, UnauthenticatedPeersCannotFloodOrForgeTheLog) {
     client.send(e);
     client.closed_by_peer(1s);
   }
+  for (int i = 0; i < 400; ++i) {  // hellos whose strings are not UTF-8 (the protobuf library reports those)
+    RawClient client(w.port());
+    wire::Envelope m = hello(net::random_nonce());
+    m.mutable_hello()->set_client_name("\xff\xfe\n12:00:00.000 tessera-worker: FORGED " + std::string(100, 'y'));
+    client.send(m);
+    client.closed_by_peer(1s);
+  }
   RawClient later(w.port());
   EXPECT_TRUE(prove(later, testing::kClusterSecret)->has_welcome()) << w.log().substr(0, 2000);
   std::this_thread::sleep_for(200ms);

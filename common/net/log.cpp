@@ -1,11 +1,15 @@
 #include "common/net/log.h"
 
+#include <google/protobuf/stubs/logging.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <algorithm>
 #include <mutex>
+
+#include "common/net/peer_text.h"
 
 namespace tessera::net {
 namespace {
@@ -30,8 +34,16 @@ void emit(const char* level, const std::string& message) {
 }  // namespace
 
 void set_log_program(const std::string& name) {
-  std::lock_guard lock(log_mutex);
-  program = name;
+  {
+    std::lock_guard lock(log_mutex);
+    program = name;
+  }
+  // libprotobuf reports some malformed input itself (a string field that is not UTF-8): a peer
+  // could fill the log with such lines, so they go through a budget, escaped, like peer text.
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel level, const char*, int, const std::string& message) {
+    static LogBudget budget(1, 10);
+    if (level >= google::protobuf::LOGLEVEL_WARNING) budget.warning("protobuf: " + printable_peer_text(message, 300));
+  });
 }
 void set_log_quiet(bool q) { quiet = q; }
 void log_info(const std::string& message) {
