@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/base/error.h"
+#include "common/base/file_io.h"
 #include "common/net/auth.h"
 #include "common/net/framing.h"
 #include "common/net/message_limits.h"
@@ -15,6 +16,8 @@
 #include "master/frame/frame_assembler.h"
 #include "master/pose/pose_parse.h"
 #include "master/schedule/tile_scheduler.h"
+#include "master/stats/frame_stats.h"
+#include "test_helpers.h"
 
 namespace tessera {
 namespace {
@@ -195,6 +198,59 @@ TEST(PoseRecords, CsvJsonHeadersAndErrors) {
   EXPECT_THROW(master::parse_pose_record("0,1,2,3,1,0,0", "x"), Error);
   EXPECT_THROW(master::parse_pose_record("0,1,2,3,1,0,0,0,2,0", "x"), Error);  // gaze outside [0, 1]
   EXPECT_THROW(master::parse_pose_record(R"({"position":[1,2]})", "x"), Error);
+}
+
+TEST(TileScheduler, InflightChangesTakeEffectAtOnceAndAutoTilesBalance) {
+  Recorder out;
+  master::TileScheduler s({master::Schedule::dynamic, 2, master::Balance::even}, out);
+  s.add_worker(0);
+  s.open_frame(1, 10);
+  EXPECT_EQ(s.outstanding(0), 2u);
+  s.set_inflight(5);  // --inflight auto after a frame: the new depth fills at once
+  EXPECT_EQ(s.outstanding(0), 5u);
+  // Tiles finished in one burst are refilled together: one assignment, not one per tile.
+  s.hold();
+  for (int i = 0; i < 3; ++i) s.tile_done(0, 1, out.given[0][size_t(i)].second);
+  EXPECT_EQ(s.outstanding(0), 2u);
+  const size_t given = out.given[0].size();
+  s.release();
+  EXPECT_EQ(s.outstanding(0), 5u);
+  EXPECT_EQ(out.given[0].size(), given + 3);
+  s.set_inflight(0);
+  EXPECT_EQ(s.inflight(), 1u);
+  // The largest of 256..32 that still gives each worker 8 tiles a frame.
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, true, 2), 256u);
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 1), 256u);
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 4), 128u);
+  EXPECT_EQ(master::auto_tile_size(256, 256, false, 2), 64u);
+  EXPECT_EQ(master::auto_tile_size(96, 64, false, 2), 32u);
+}
+
+TEST(FrameStats, StagesPerFrameMediansAndColumns) {
+  std::vector<master::FrameRecord> records(5);
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i].complete = true;
+    records[i].frame_ms = 10.0 + double(i);
+    records[i].stages.wire = double(i);
+    records[i].stages.device = 2.0;
+    records[i].workers.resize(1);
+  }
+  records[4].complete = false;  // not part of the medians
+  records[4].stages.wire = 100;
+  master::RunSummary base;
+  base.worker_names = {"w"};
+  const master::RunSummary s = master::summarize(records, base);
+  EXPECT_DOUBLE_EQ(s.median_stages.wire, 2.0);
+  EXPECT_DOUBLE_EQ(s.median_stages.device, 2.0);
+  EXPECT_DOUBLE_EQ(s.median_frame_ms, 12.0);
+  EXPECT_DOUBLE_EQ(s.p95_frame_ms, 13.0);
+  EXPECT_EQ(master::StageTimes::names().size(), records[0].stages.values().size());
+  testing::TempDir dir("frame_stats");
+  master::write_stats(dir / "s.csv", s, records);
+  const std::string csv = read_file_text(dir / "s.csv");
+  const std::string header = csv.substr(0, csv.find('\n'));
+  for (const auto& stage : master::StageTimes::names()) EXPECT_NE(header.find("," + stage + "_ms"), std::string::npos) << stage;
+  EXPECT_NE(header.find(",w0_batches,w0_queue_ms,w0_device_ms"), std::string::npos) << header;
 }
 
 TEST(FrameAssembler, TilesMustMatchTheGridAndCountOnce) {

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       "the network thread sends finished tiles back. Stops cleanly on SIGINT/SIGTERM.",
       "tessera-worker"};
   std::string listen = "0.0.0.0:7100", scenes_dir, secret_file, device = "auto", mem_limit, name, port_file, max_scene = "4G";
-  unsigned threads = 0, max_connections = 32, slowdown_ms = 0;
+  unsigned threads = 0, max_connections = 32, slowdown_ms = 0, encode_threads = 0, send_backlog_mib = 64;
   double heartbeat_timeout = 30;
   bool quiet = false;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port, see --port-file)")->capture_default_str();
@@ -57,6 +57,11 @@ int main(int argc, char** argv) {
   app.add_option("--slowdown-ms", slowdown_ms, "Sleep this long after every tile: emulates a slower device (tests, "
                                                "load-balancing experiments)")
       ->capture_default_str();
+  app.add_option("--encode-threads", encode_threads, "Threads encoding finished tiles beside the render thread (0 = half the cores)")
+      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_option("--send-backlog", send_backlog_mib, "MiB of output a master's connection may have waiting before its "
+                                                     "rendering pauses (other masters' does not)")
+      ->capture_default_str()->check(CLI::Range(1u, 4096u));
   unsigned cpu_threads = 0;
   app.add_option("--cpu-threads", cpu_threads, "pathtrace: CPU helper threads tracing extra samples beside an OpenCL device")
       ->capture_default_str()->check(CLI::Range(0u, 256u));
@@ -100,6 +105,7 @@ int main(int argc, char** argv) {
     config.max_scene_bytes = cl::parse_memory_size(max_scene);
     config.max_connections = max_connections;
     config.slowdown_ms = slowdown_ms;
+    config.send_backlog_bytes = uint64_t(send_backlog_mib) << 20;
     config.pathtrace_cpu_threads = cpu_threads;
     config.heartbeat_timeout = std::chrono::milliseconds(int64_t(heartbeat_timeout * 1000));
     const net::HostPort address = net::parse_host_port(listen, "--listen", true);
@@ -120,9 +126,10 @@ int main(int argc, char** argv) {
     worker::SceneStore scenes(scenes_dir, renderer, 2, quota);
     worker::RenderThread render;
     worker::WorkerCounters counters;
+    TaskPool encoders(encode_threads);
 
     asio::io_context io;
-    worker::WorkerServer server(io, {config, scenes, render, counters});
+    worker::WorkerServer server(io, {config, scenes, render, counters, &encoders});
     const net::HostPort bound = server.listen(address);
     if (name.empty()) {
       char host[256] = "worker";

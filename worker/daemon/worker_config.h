@@ -21,6 +21,8 @@ struct WorkerConfig {
   // slot, at the cost of the oldest handshake of its address (or of the busiest address).
   unsigned max_handshakes = 16;
   unsigned max_handshakes_per_address = 4;
+  // Output a connection may have waiting before its render work pauses (and its reading stops).
+  uint64_t send_backlog_bytes = uint64_t(64) << 20;
   unsigned slowdown_ms = 0;         // --slowdown-ms: sleep after every tile (emulates a slower device)
   unsigned pathtrace_cpu_threads = 0;  // --cpu-threads: pathtrace helper threads beside an OpenCL device
   std::chrono::milliseconds handshake_timeout{3000};  // a master needs two round trips
