@@ -5,6 +5,7 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/render/camera_setup.h"
 #include "common/base/hash.h"
@@ -13,6 +14,9 @@
 #include "common/net/log.h"
 #include "master/cluster/cluster.h"
 #include "master/cluster/worker_sources.h"
+#include "master/live/access_token.h"
+#include "master/live/live_pose_source.h"
+#include "master/live/live_session.h"
 #include "master/pose/pose_source.h"
 #include "master/session/mode_options.h"
 #include "master/session/render_session.h"
@@ -33,12 +37,12 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
   unsigned w = 0, h = 0;
   char x = 0, extra = 0;
   if (std::sscanf(text.c_str(), "%u%c%u%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w == 0 || h == 0)
-    throw Error("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
+    throw UsageError("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
   return {w, h};
 }
 
 std::chrono::milliseconds seconds(double s, const char* what) {
-  if (!(s >= 0) || s > 86400) throw Error(std::string("bad ") + what + ": seconds in 0..86400");
+  if (!(s >= 0) || s > 86400) throw UsageError(std::string("bad ") + what + ": seconds in 0..86400");
   return std::chrono::milliseconds(int64_t(s * 1000));
 }
 
@@ -62,22 +66,25 @@ int main(int argc, char** argv) {
   double frame_timeout = 120, stall_timeout = 60, heartbeat_timeout = 5, connect_timeout = 5, startup_timeout = 60;
   double reconnect_interval = 2, no_worker_timeout = 10, udp_timeout = 10;
   bool overlay = false, json = false, quiet = false, no_status = false;
+  std::string serve, tls_cert, tls_key, token;
+  int jpeg_quality = 85;
+  unsigned max_samples = 16, max_path_samples = 256;
   master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
   master::add_worker_source_options(app, sources);
   app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"raytrace", "pathtrace", "vct"}));
   app.add_option("--size", size, "Image size WIDTHxHEIGHT (per eye)")->capture_default_str();
   app.add_option("--tile", tile, "Tile size in pixels (8..1024), or auto: the largest of 32..256 that still gives every "
                                  "worker 8 tiles a frame")
       ->capture_default_str();
   app.add_option("--schedule", schedule, "static (Strategy II: round-robin, one batch per worker) | dynamic "
                                          "(Strategy I: tiles on demand, each returned when done)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"static", "dynamic"}));
   app.add_option("--inflight", inflight, "dynamic: tiles in flight per worker (1..64), or auto: enough that each worker "
                                          "renders on while finished tiles travel (measured)")
       ->capture_default_str();
   app.add_option("--balance", balance, "static: even shares, or shares by each worker's measured speed (measured)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"even", "measured"}));
   app.add_option("--pipeline", pipeline, "Frames in flight: 2 sends the next frame's tiles before this frame's are all back")
       ->capture_default_str()->check(CLI::Range(1u, 8u));
   app.add_option("--poses", poses, "Pose source: a trajectory file (CSV or JSON lines), orbit (around the scene), camera (the scene's "
@@ -92,13 +99,17 @@ int main(int argc, char** argv) {
   app.add_option("--ipd", ipd, "Stereo: interpupillary distance in scene units; eyes side by side (default mono)");
   master::ModeCli mode_cli;
   master::add_mode_options(app, mode_cli);
-  app.add_option("--max-depth", max_depth, "Mirror/glass bounces")->capture_default_str()->check(CLI::Range(0u, 32u));
-  app.add_option("--light-samples", light_samples, "Shadow rays toward emissive triangles per hit")
-      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_option("--max-depth", max_depth,
+                 "raytrace, vct: mirror/glass bounces (default 6); pathtrace: path vertices (default 8)")
+      ->check(CLI::Range(0u, 32u));
+  app.add_option("--light-samples", light_samples,
+                 "raytrace, vct: shadow rays toward emissive triangles per hit (default 4); pathtrace: emitter "
+                 "samples per vertex (default 1)")
+      ->check(CLI::Range(0u, 256u));
   app.add_option("--exposure", exposure, "Multiplier on radiance before sRGB encoding")->capture_default_str();
   app.add_option("--compression", compression, "Tile pixels on the wire: zstd | none | auto (per worker: raw on loopback, "
                                                "else zstd unless the measured link moves raw pixels faster)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"zstd", "none", "auto"}));
   app.add_option("--zstd-level", zstd_level, "zstd level for tiles")->capture_default_str()->check(CLI::Range(1, 19));
   app.add_option("--frame-timeout", frame_timeout, "Seconds; a frame not whole by then is skipped (not written)")
       ->capture_default_str();
@@ -118,16 +129,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--orbit-frames", orbit_frames, "orbit: poses per revolution (default: --frames)");
   app.add_option("--orbit-scale", orbit_scale, "orbit: ellipse radii as a share of the scene's half extents")->capture_default_str();
+  app.add_option("--serve", serve, "Live session: serve the web page over HTTPS/WSS on [HOST:]PORT (host 127.0.0.1 unless given; "
+                                   "0.0.0.0 for phones and headsets on the LAN); the driving page's poses steer the cluster "
+                                   "until Ctrl-C (or --frames)");
+  app.add_option("--jpeg-quality", jpeg_quality, "Live session: JPEG quality of the frames sent to the pages (1..100)")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  app.add_option("--max-samples", max_samples, "Live session, raytrace and vct: jittered samples accumulated while the pose holds")
+      ->capture_default_str()->check(CLI::Range(1u, 4096u));
+  app.add_option("--max-path-samples", max_path_samples, "Live session, pathtrace: samples per pixel accumulated while the pose holds")
+      ->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--tls-cert", tls_cert, "Live session: PEM certificate (default: a self-signed one kept in ~/.config/tessera)");
+  app.add_option("--tls-key", tls_key, "Live session: PEM private key of --tls-cert");
+  app.add_option("--token", token, "Live session: the access token in the page's URL (default: 32 random hex characters)");
   app.add_flag("--quiet", quiet, "Log only warnings");
   app.add_flag("--no-status", no_status, "No live status line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tessera-master: error: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
   net::set_log_program("tessera-master");
   net::set_log_quiet(quiet);
   try {
@@ -136,21 +152,23 @@ int main(int argc, char** argv) {
       return 0;
     }
     auto addresses = master::worker_addresses(sources);  // empty with --discover: found below, after the checks
-    if (schedule != "static" && schedule != "dynamic") throw Error("unknown --schedule '" + schedule + "' (static or dynamic)");
-    if (balance != "even" && balance != "measured") throw Error("unknown --balance '" + balance + "' (even or measured)");
-    if (compression != "zstd" && compression != "none" && compression != "auto")
-      throw Error("unknown --compression '" + compression + "' (zstd, none or auto)");
     const auto whole_number = [](const std::string& text, const char* option, unsigned low, unsigned high) {
       unsigned value = 0;
       char extra = 0;
       if (std::sscanf(text.c_str(), "%u%c", &value, &extra) != 1 || value < low || value > high)
-        throw Error(std::string("bad ") + option + " '" + text + "' (auto or " + std::to_string(low) + ".." + std::to_string(high) + ")");
+        throw UsageError(std::string("bad ") + option + " '" + text + "' (auto or " + std::to_string(low) + ".." + std::to_string(high) + ")");
       return value;
     };
     const unsigned inflight_depth = inflight == "auto" ? 2 : whole_number(inflight, "--inflight", 1, 64);
-    if (!(exposure > 0)) throw Error("--exposure must be positive");
-    if (!(ipd >= 0)) throw Error("--ipd must not be negative");
+    if (!(exposure > 0)) throw UsageError("--exposure must be positive");
+    if (!(ipd >= 0)) throw UsageError("--ipd must not be negative");
     check_fov_option(fov);
+    const bool live = !serve.empty();
+    if (live && app.count("--poses")) throw UsageError("--serve takes its poses from the driving page: leave out --poses");
+    if (!live && (app.count("--tls-cert") || app.count("--tls-key") || app.count("--token")))
+      throw UsageError("--tls-cert, --tls-key and --token belong to --serve");
+    if (live && !token.empty() && token.size() < 16) throw UsageError("--token must have at least 16 characters");
+    if (live) poses = "live";
     if (poses == "orbit" && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
 
@@ -174,7 +192,7 @@ int main(int argc, char** argv) {
     options.frames = frames;
     if (!out.empty()) options.out_dir = out;
     options.overlay = overlay;
-    if (overlay && out.empty()) throw Error("--overlay needs --out");
+    if (overlay && out.empty()) throw UsageError("--overlay needs --out");
     if (!stats.empty()) options.stats_path = stats;
     options.status_line = !no_status && !quiet;
     options.frame_timeout = seconds(frame_timeout, "--frame-timeout");
@@ -190,7 +208,7 @@ int main(int argc, char** argv) {
     link.connect_timeout = seconds(connect_timeout, "--connect-timeout");
     link.handshake_timeout = std::max(link.connect_timeout, std::chrono::milliseconds(2000));
     link.heartbeat_timeout = seconds(heartbeat_timeout, "--heartbeat-timeout");
-    if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw Error("--heartbeat-timeout must be at least 1 s");
+    if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw UsageError("--heartbeat-timeout must be at least 1 s");
     link.scene_timeout = options.startup_timeout;
     link.startup_timeout = options.startup_timeout;
     link.mode = mode;
@@ -201,7 +219,16 @@ int main(int argc, char** argv) {
     pose_options.udp_timeout_seconds = udp_timeout;
     pose_options.orbit_frames = orbit_frames ? orbit_frames : unsigned(std::max<size_t>(frames, 1));
     pose_options.orbit_scale = orbit_scale;
-    auto pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
+    std::unique_ptr<master::PoseSource> pose_source;
+    std::unique_ptr<master::live::LiveSession> live_session;
+    master::live::LivePoseSource* live_poses = nullptr;
+    if (live) {
+      auto source = std::make_unique<master::live::LivePoseSource>();
+      live_poses = source.get();
+      pose_source = std::move(source);
+    } else {
+      pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
+    }
 
     if (sources.discover) addresses = master::discover_for_run(sources, link.secret);
     if (options.tile_size == 0)
@@ -210,7 +237,29 @@ int main(int argc, char** argv) {
                   " workers, " + schedule + " schedule, " + size + " in " + std::to_string(options.tile_size) + "-pixel tiles, poses from " +
                   pose_source->describe());
     master::Cluster cluster(addresses, link, scene, seconds(reconnect_interval, "--reconnect-interval"));
+    if (live) {
+      master::live::LiveOptions live_options;
+      const bool has_host = serve.find(':') != std::string::npos;
+      const auto address = net::parse_host_port(has_host ? serve : "127.0.0.1:" + serve, "--serve", true);
+      live_options.server.host = address.host;
+      live_options.server.port = address.port;
+      live_options.server.token = token.empty() ? master::live::random_token() : token;
+      live_options.server.tls = master::live::load_tls_identity(
+          tls_cert.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_cert),
+          tls_key.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_key));
+      live_options.jpeg_quality = jpeg_quality;
+      live_options.max_samples = max_samples;
+      live_options.max_path_samples = max_path_samples;
+      const auto& tls = live_options.server.tls;
+      live_session = std::make_unique<master::live::LiveSession>(live_options, *scene, options, *live_poses);
+      live_session->start();
+      std::printf("serving %s\n", live_session->url().c_str());
+      std::printf("certificate %s%s, SHA-256 fingerprint %s\n", tls.certificate_path.c_str(), tls.created ? " (new, self-signed)" : "",
+                  tls.fingerprint.c_str());
+      std::fflush(stdout);
+    }
     master::RenderSession session(options, cluster, *scene, *pose_source);
+    if (live_session) session.set_observer(live_session.get());
     running_session = &session;
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
@@ -225,6 +274,7 @@ int main(int argc, char** argv) {
     }
     running_session = nullptr;
     cluster.stop();
+    if (live_session) live_session->stop();
 
     if (json) {
       std::cout << master::to_json(summary).dump(2) << std::endl;
@@ -234,6 +284,11 @@ int main(int argc, char** argv) {
                   summary.frames_complete, options.width * (options.stereo ? 2 : 1), options.height, summary.mean_frame_ms,
                   summary.mean_frame_ms_after_first, summary.mean_interval_ms, summary.mean_latency_ms,
                   summary.mean_wire_bytes / 1024.0);
+      if (live && summary.page_latency_count)
+        std::printf("page-measured pose-to-frame latency %.1f ms median, %.1f ms p95 over %zu new poses; %.2f new-pose frames/s, "
+                    "%.2f frames/s with refinements\n",
+                    summary.page_latency_median_ms, summary.page_latency_p95_ms, summary.page_latency_count,
+                    summary.fresh_frames_per_second, summary.frames_per_second);
       if (options.out_dir && summary.frames_complete)
         std::printf("frames in %s (frame_NNNNNN.png%s)\n", options.out_dir->c_str(), overlay ? ", overlay_NNNNNN.png" : "");
     }
@@ -244,7 +299,6 @@ int main(int argc, char** argv) {
     }
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-master: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

@@ -1,9 +1,12 @@
 // Pieces of the cluster without processes: framing and limits, the tile grid, tile pixels on
-// the wire, the schedulers' bookkeeping, pose records, and the frame assembler.
+// the wire, the schedulers' bookkeeping, pose records, the frame assembler, the statistics files
+// and the worker build check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "common/base/error.h"
 #include "common/base/file_io.h"
@@ -13,6 +16,7 @@
 #include "common/net/protocol.h"
 #include "common/net/tile_codec.h"
 #include "common/net/tile_grid.h"
+#include "master/cluster/worker_version.h"
 #include "master/frame/frame_assembler.h"
 #include "master/pose/pose_parse.h"
 #include "master/schedule/tile_scheduler.h"
@@ -278,6 +282,39 @@ TEST(FrameAssembler, TilesMustMatchTheGridAndCountOnce) {
   EXPECT_TRUE(frame.complete());
   EXPECT_EQ(frame.image().at(39, 19).r, grid.tile_count() - 1);
   EXPECT_EQ(frame.owners()[3], 1);
+}
+
+TEST(FrameStats, FilesNameTheModeAndSamplesPerPixel) {
+  testing::TempDir dir("frame_stats");
+  master::RunSummary summary;
+  summary.mode = "pathtrace";
+  summary.worker_names = {"w0"};
+  master::FrameRecord record;
+  record.complete = true;
+  record.samples_per_pixel = 3.5;
+  record.workers.resize(1);
+  master::write_stats(dir / "s.csv", summary, {record});
+  master::write_stats(dir / "s.json", summary, {record});
+  const auto csv = testing::run_command("cat '" + (dir / "s.csv").string() + "'").output;
+  const std::string header = csv.substr(0, csv.find('\n')), row = csv.substr(csv.find('\n') + 1);
+  std::vector<std::string> names, values;
+  for (std::stringstream h(header); h.good();) names.emplace_back(), std::getline(h, names.back(), ',');
+  for (std::stringstream r(row); r.good();) values.emplace_back(), std::getline(r, values.back(), ',');
+  const auto column = std::find(names.begin(), names.end(), "samples_per_pixel");
+  ASSERT_NE(column, names.end()) << header;
+  EXPECT_EQ(values.at(size_t(column - names.begin())), "3.5") << csv;
+  const auto json = nlohmann::json::parse(testing::run_command("cat '" + (dir / "s.json").string() + "'").output);
+  EXPECT_EQ(json["summary"]["mode"], "pathtrace");
+  EXPECT_DOUBLE_EQ(json["frames"][0]["samples_per_pixel"].get<double>(), 3.5);
+}
+
+TEST(WorkerVersion, WarnsOnlyAboutOtherBuilds) {
+  const std::string own = "0.1.0 (commit 0123456789ab, Release, OpenCL headers 3.0, API 1.2)";
+  EXPECT_EQ(master::worker_version_warning("w1", own, own), "");
+  const std::string other = master::worker_version_warning("w1", "0.1.0 (commit ba9876543210, Debug)", own);
+  EXPECT_NE(other.find("w1 runs tessera 0.1.0 (commit ba9876543210, Debug)"), std::string::npos) << other;
+  EXPECT_NE(other.find(own), std::string::npos) << other;
+  EXPECT_NE(master::worker_version_warning("w2", "", own).find("w2 runs an unnamed build"), std::string::npos);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
 #include "common/cl/device_selection.h"
@@ -75,14 +76,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--beacon-interval", beacon_interval, "Seconds between beacons")->capture_default_str()->check(CLI::Range(0.05, 3600.0));
   app.add_flag("--quiet", quiet, "Log only warnings");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tessera-worker: error: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
   net::set_log_program("tessera-worker");
   net::set_log_quiet(quiet);
   if (make_secret_file.empty())
@@ -98,7 +92,6 @@ int main(int argc, char** argv) {
       return 0;
     }
     worker::WorkerConfig config;
-    config.secret = net::load_secret(secret_file);
     config.device = device;
     config.host_threads = threads;
     if (!mem_limit.empty()) config.gpu_memory_limit = cl::parse_memory_size(mem_limit);
@@ -108,8 +101,9 @@ int main(int argc, char** argv) {
     config.send_backlog_bytes = uint64_t(send_backlog_mib) << 20;
     config.pathtrace_cpu_threads = cpu_threads;
     config.heartbeat_timeout = std::chrono::milliseconds(int64_t(heartbeat_timeout * 1000));
-    const net::HostPort address = net::parse_host_port(listen, "--listen", true);
-    if (device != "host" && threads != 0) throw Error("--threads applies to --device host only");
+    const net::HostPort address = cli::option_value([&] { return net::parse_host_port(listen, "--listen", true); });
+    if (device != "host" && threads != 0) throw UsageError("--threads applies to --device host only");
+    config.secret = net::load_secret(secret_file);  // after the option checks: a bad option is a usage error
     if (device == "host") {
       config.device_name = "host (" + std::to_string(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) + " threads)";
     } else {  // pick the device now, so a bad --device is an error at start-up, not at the first scene
@@ -149,7 +143,7 @@ int main(int argc, char** argv) {
       message.set_name(name.substr(0, net::kMaxBeaconName));
       message.set_device(config.device_name.substr(0, net::kMaxBeaconName));
       message.set_instance(std::random_device{}() * 0x100000000ull + std::random_device{}());
-      worker::BeaconOptions options{net::parse_host_port_list(beacon_to, "--beacon-to"),
+      worker::BeaconOptions options{cli::option_value([&] { return net::parse_host_port_list(beacon_to, "--beacon-to"); }),
                                     std::chrono::milliseconds(int64_t(beacon_interval * 1000))};
       beacon_sender.emplace(io, options, message);
       beacon_sender->start();
@@ -175,7 +169,6 @@ int main(int argc, char** argv) {
     net::log_info("stopped (" + std::to_string(counters.tiles_rendered.load()) + " tiles rendered)");
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-worker: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

@@ -7,6 +7,7 @@
 
 #include "common/base/error.h"
 #include "common/base/hash.h"
+#include "common/base/version.h"
 #include "common/net/auth.h"
 #include "common/net/log.h"
 #include "common/net/message_limits.h"
@@ -180,7 +181,7 @@ void WorkerSession::welcome(wire::Envelope m) {
   info.add_features(net::kAaSampleFeature);
   for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
   info.set_max_scene_bytes(context_.config.max_scene_bytes);
-  info.set_version("tessera-worker protocol " + std::to_string(net::kProtocolVersion));
+  info.set_version(build_description());  // the same text as --version, without the program name
   connection_->send(m);
   connection_->seal_session(handshake_.session_keys(), net::Role::worker);  // the welcome was the last frame in clear
   // Heartbeats only after the welcome: the master expects it as the next message.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/render/stereo.h"
 #include "kernels/device/cpu/pathtrace_cpu.h"
 
@@ -80,7 +81,7 @@ class CpuHelpers {
 PtVariant parse_pt_variant(const std::string& text) {
   if (text == "plain") return PtVariant::plain;
   if (text == "proposed") return PtVariant::proposed;
-  throw Error("unknown --pt-variant '" + text + "' (expected plain or proposed)");
+  throw UsageError("unknown --pt-variant '" + text + "' (expected plain or proposed)");
 }
 
 const char* to_string(PtVariant variant) { return variant == PtVariant::plain ? "plain" : "proposed"; }
