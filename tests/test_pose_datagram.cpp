@@ -26,7 +26,8 @@ TEST(PoseDatagram, LongerThanTheLimitIsRefusedWhole) {
   ASSERT_EQ(record.size(), 2053u);
   EXPECT_THROW(parse_pose_datagram(std::string_view(record).substr(0, kMaxPoseDatagramBytes), record.size()), Error);
   EXPECT_THROW(parse_pose_datagram(record, record.size()), Error);
-  const auto ok = parse_pose_datagram("1.5,0,1,2,1,0,0,0", 18);
+  const std::string good = "1.5,0,1,2,1,0,0,0";
+  const auto ok = parse_pose_datagram(good, good.size());
   ASSERT_TRUE(ok.has_value());
   EXPECT_EQ(ok->time, 1.5);
 }

@@ -3,6 +3,7 @@
 // clear error at load time, on the worker (PackedScene) and on the master (SceneFile) alike.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <zstd.h>
 
 #include "common/base/error.h"
@@ -110,6 +111,20 @@ TEST(TpkValidation, QuantizedTexcoordsOnlyWhereTheManifestSaysSo) {
   c.manifest.mutable_quantization()->set_texcoords(true);
   c.sections.push_back(make_section(tpk::TEXCOORDS_QUANTIZED, std::vector<uint16_t>(2 * nv - 2, 0)));
   EXPECT_NE(load_error(seal(dir, c)).find("TEXCOORDS_QUANTIZED holds"), std::string::npos);
+}
+
+TEST(TpkValidation, TexcoordsThatWouldOverflowATextureLookupAreRefused) {
+  TempDir dir("tpkv_texcoord_range");
+  TpkContents c = packed_cornell_box(dir);
+  add_texture(c, 0);
+  std::vector<float> uv(2 * c.manifest.vertices(), 0.5f);
+  c.sections.push_back(make_section(tpk::TEXCOORDS, uv));
+  EXPECT_EQ(load_error(seal(dir, c)), "");
+  for (float bad : {4.25353e+37f, -70000.0f, std::numeric_limits<float>::quiet_NaN()}) {
+    uv[3] = bad;
+    c.sections.back() = make_section(tpk::TEXCOORDS, uv);
+    EXPECT_NE(load_error(seal(dir, c)).find("texture coordinate out of range"), std::string::npos) << bad;
+  }
 }
 
 TEST(TpkValidation, UnknownSectionKindIsRefused) {

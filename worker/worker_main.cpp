@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
     config.host_threads = threads;
     if (!mem_limit.empty()) config.gpu_memory_limit = cl::parse_memory_size(mem_limit);
     config.max_scene_bytes = cl::parse_memory_size(max_scene);
+    const uint64_t quota = scene_quota == "0" ? 0 : cli::option_value([&] { return cl::parse_memory_size(scene_quota); });
     config.max_connections = max_connections;
     config.slowdown_ms = slowdown_ms;
     config.send_backlog_bytes = uint64_t(send_backlog_mib) << 20;
@@ -116,7 +117,6 @@ int main(int argc, char** argv) {
     renderer.device = device;
     if (config.gpu_memory_limit) renderer.gpu_memory_limit = config.gpu_memory_limit;
     renderer.host_threads = threads;
-    const uint64_t quota = scene_quota == "0" ? 0 : cl::parse_memory_size(scene_quota);
     worker::SceneStore scenes(scenes_dir, renderer, 2, quota);
     worker::RenderThread render;
     worker::WorkerCounters counters;

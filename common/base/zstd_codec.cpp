@@ -8,6 +8,12 @@
 #include "common/base/error.h"
 
 namespace tessera {
+namespace {
+
+// Up to this size an output buffer is allocated whole up front; above, it grows as frames decode.
+constexpr size_t kDirectDecodeBytes = 16u << 20;
+
+}  // namespace
 
 std::vector<uint8_t> zstd_compress(std::span<const uint8_t> raw, int level) {
   std::vector<uint8_t> out(ZSTD_compressBound(raw.size()));
@@ -22,6 +28,15 @@ std::vector<uint8_t> zstd_decompress(std::span<const uint8_t> compressed, size_t
   if (declared == ZSTD_CONTENTSIZE_ERROR) throw Error("not a zstd frame");
   if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != expected_size)
     throw Error("zstd frame holds " + std::to_string(declared) + " bytes, expected " + std::to_string(expected_size));
+  if (declared == expected_size && expected_size <= kDirectDecodeBytes) {
+    // Small and announced (tiles on the wire): one call into a buffer of the final size.
+    std::vector<uint8_t> out(expected_size);
+    const size_t size = ZSTD_decompress(out.data(), out.size(), compressed.data(), compressed.size());
+    if (ZSTD_isError(size)) throw Error(std::string("zstd decompression failed: ") + ZSTD_getErrorName(size));
+    if (size != expected_size)
+      throw Error("zstd frame decoded to " + std::to_string(size) + " bytes, expected " + std::to_string(expected_size));
+    return out;
+  }
   // Streaming: the output grows with what the frame really decodes to, so a frame that claims
   // (or a caller that expects) gigabytes costs memory only for the bytes actually produced.
   std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(), ZSTD_freeDStream);

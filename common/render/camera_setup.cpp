@@ -156,7 +156,7 @@ Pose pose_from_manifest(const tpk::Camera& camera) {
 }
 
 void check_fov_option(double degrees) {
-  if (degrees != 0 && !(degrees > 0 && degrees < 179)) throw Error("--fov must lie between 0 and 179 degrees");
+  if (degrees != 0 && !(degrees > 0 && degrees < 179)) throw UsageError("--fov must lie between 0 and 179 degrees");
 }
 
 Pose parse_pose(const std::string& text) {

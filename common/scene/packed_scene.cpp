@@ -9,6 +9,11 @@
 #include "kernels/accel/kdtree_layout.h"
 
 namespace tessera {
+namespace {
+
+constexpr float kMaxTexcoord = 65536.0f;  // times the widest texture (16384) stays below 2^31
+
+}  // namespace
 
 PackedScene PackedScene::load(const std::filesystem::path& path) {
   return from_contents(read_tpk(path), path.string());
@@ -64,6 +69,11 @@ void PackedScene::validate(const std::string& name) const {
         if (words[2 * v + 1] >> 16) throw fail("normal index without quantized normals");
   }
   if (q.normals() && !q.positions()) throw fail("quantized normals need quantized positions");
+
+  // Texture lookups turn u * width into an int: float texcoords must be finite and bounded so
+  // that no lookup overflows (16-bit quantized ones always are).
+  for (float t : section_as<float>(tpk::TEXCOORDS))
+    if (!(std::fabs(t) <= kMaxTexcoord)) throw fail("texture coordinate out of range (beyond +-65536 or not a number)");
 
   for (uint32_t v : section_as<uint32_t>(tpk::TRIANGLES))
     if (v >= nv) throw fail("triangle vertex index out of range");
