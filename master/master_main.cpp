@@ -214,6 +214,7 @@ int main(int argc, char** argv) {
     link.heartbeat_timeout = seconds(heartbeat_timeout, "--heartbeat-timeout");
     if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw UsageError("--heartbeat-timeout must be at least 1 s");
     link.scene_timeout = options.startup_timeout;
+    link.startup_timeout = options.startup_timeout;
     link.mode = mode;
     if (mode == "vct") link.prepare_vct = options.vct;
 
@@ -234,7 +235,7 @@ int main(int argc, char** argv) {
       pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
     }
 
-    if (sources.discover) addresses = master::discover_for_run(sources);
+    if (sources.discover) addresses = master::discover_for_run(sources, link.secret);
     if (options.tile_size == 0)
       options.tile_size = master::auto_tile_size(options.width, options.height, options.stereo || options.ipd > 0, addresses.size());
     net::log_info("scene " + scene->name + " (" + hash64_hex(scene->hash) + "), " + std::to_string(addresses.size()) +

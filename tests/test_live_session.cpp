@@ -125,7 +125,7 @@ struct LiveMaster {
   uint16_t port = 0;
 
   explicit LiveMaster(std::vector<std::string> extra = {}, std::vector<std::string> worker_extra = {"--device", "host", "--threads", "1"}) {
-    testing::write_secret(secret, "a-test-secret-of-some-length");
+    testing::write_secret(secret, testing::kClusterSecret);
     std::filesystem::create_directories(scenes);
     std::filesystem::copy_file(testing::cornell_tpk(), scenes / "cornell.tpk");
     a.emplace(dir.path(), "a", scenes, secret, worker_extra);
@@ -418,7 +418,7 @@ TEST(LiveSession, DisplayedLatencyReachesTheStatistics) {
 TEST(LiveSession, UdpPosesAreRenderedOnceEach) {
   TempDir dir("live_udp");
   const auto secret = dir / "secret";
-  testing::write_secret(secret, "a-test-secret-of-some-length");
+  testing::write_secret(secret, testing::kClusterSecret);
   std::filesystem::create_directories(dir / "scenes");
   WorkerProcess a(dir.path(), "a", dir / "scenes", secret);
   ASSERT_FALSE(a.address().empty());
