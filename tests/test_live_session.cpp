@@ -416,6 +416,32 @@ TEST(LiveSession, ModeSwitchesRenderEachModeWithItsCommandLineParameters) {
   EXPECT_EQ(log.find("refused"), std::string::npos) << log;
 }
 
+// A page that comes while the pose holds sees the view at once, and every frame names the pose it
+// shows, so a watcher's camera follows the driver's.
+TEST(LiveSession, LatePageGetsTheNewestFrameWithItsPose) {
+  LiveMaster m({"--max-samples", "2"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {250, 260, -700}).dump());
+  std::optional<FrameMessage> last;
+  while (auto f = next_frame(d, 3s)) last = f;  // the pose's refinements, up to the cap
+  ASSERT_TRUE(last) << m.log();
+  EXPECT_EQ(last->header["samples"], 2);
+  EXPECT_EQ(last->header["position"], json({250, 260, -700}));
+  EXPECT_EQ(last->header["orientation"], json({0, 0, 1, 0}));
+  LiveClient w = m.connect();
+  w.send_text(R"({"type":"hello","want":"watch","client":"phone"})");
+  const auto session = next_text(w, "session");
+  ASSERT_TRUE(session) << m.log();
+  EXPECT_EQ((*session)["role"], "watch");
+  EXPECT_GT((*session)["scene"]["units_per_meter"].get<double>(), 0.0);
+  const auto shown = next_frame(w, 5s);
+  ASSERT_TRUE(shown) << "a watcher that came while the pose holds got no frame\n" << m.log();
+  EXPECT_EQ(shown->header["frame"], last->header["frame"]);
+  EXPECT_EQ(shown->header["position"], json({250, 260, -700}));
+  EXPECT_EQ(shown->jpeg, last->jpeg);
+}
+
 TEST(LiveSession, DisplayedLatencyReachesTheStatistics) {
   TempDir out("live_stats");
   LiveMaster m({"--stats", (out / "stats.json").string(), "--max-samples", "1"});
