@@ -7,6 +7,7 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/render/camera_setup.h"
 #include "common/base/hash.h"
 #include "common/net/address.h"
 #include "common/net/auth.h"
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
     const unsigned inflight_depth = inflight == "auto" ? 2 : whole_number(inflight, "--inflight", 1, 64);
     if (!(exposure > 0)) throw UsageError("--exposure must be positive");
     if (!(ipd >= 0)) throw UsageError("--ipd must not be negative");
-    if (fov != 0 && !(fov > 0 && fov < 179)) throw UsageError("--fov must lie between 0 and 179 degrees");
+    check_fov_option(fov);
     const bool live = !serve.empty();
     if (live && app.count("--poses")) throw UsageError("--serve takes its poses from the driving page: leave out --poses");
     if (!live && (app.count("--tls-cert") || app.count("--tls-key") || app.count("--token")))

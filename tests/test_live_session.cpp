@@ -295,16 +295,19 @@ TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {
   EXPECT_EQ(first->header["width"], 64);
   EXPECT_EQ(first->header["owners"].size(), 4u);  // 2 x 2 tiles of 32
   for (const auto& o : first->header["owners"]) EXPECT_TRUE(o == 0 || o == 1);
-  // Holding still: samples 2, 3, 4 follow, each once, then nothing more for this pose.
-  uint32_t expected = 2;
+  // Holding still: the sample count rises with every frame up to the cap of 4 (a busy encoder may
+  // fold two refinements into one frame, so a count may be skipped), then nothing more for this pose.
+  uint32_t samples = 1;
   std::optional<FrameMessage> last = first;
-  while (expected <= 4) {
+  while (samples < 4) {
     const auto f = next_frame(d, 30s);
     ASSERT_TRUE(f) << m.log();
     ASSERT_EQ(f->header["pose_id"], 1);
-    EXPECT_EQ(f->header["samples"], expected);
+    const uint32_t now = f->header["samples"];
+    EXPECT_GT(now, samples) << "a frame was sent without new samples";
+    EXPECT_LE(now, 4u);
+    samples = now;
     last = f;
-    ++expected;
   }
   EXPECT_FALSE(next_frame(d, 1500ms)) << "a frame was sent again for a pose at its sample cap";
   // A new pose: a new frame, from 1 sample, showing another view.

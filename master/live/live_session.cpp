@@ -240,28 +240,46 @@ void LiveSession::encode_loop() {
       if (encode_stop_) return;
       jobs.swap(encode_queue_);
     }
-    // Every jittered sample counts towards the mean; only the newest state is encoded and sent. A
-    // pose's first frame goes out as it is and joins the mean after it is sent (off the latency path).
+    // Only the newest pose's frames matter: jobs of a pose that a newer one replaced are dropped
+    // unseen. A pose's first frame goes out as it is and is kept aside; it joins the mean only when
+    // the pose holds and its first jittered refinement arrives, so a moving head (a new pose every
+    // frame) costs one encode a frame and no accumulation.
+    size_t first = 0;  // the newest pose's first job in this batch
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].pose_id != jobs.back().pose_id)
+        first = i + 1;
+      else if (jobs[i].refinement == 0)
+        first = i;
+    }
     uint32_t samples = 1;
     double accumulate_ms = 0;
-    auto accumulate = [&](const EncodeJob& job) {
+    auto accumulate = [&](EncodeJob& job) {
       const auto start = Clock::now();
-      if (job.refinement == 0) accumulator.reset();
+      if (job.refinement == 0) {
+        accumulator.reset();
+        base_ = std::move(job.image);  // added with the pose's first refinement, if one comes
+        base_pose_ = job.pose_id;
+        return uint32_t(1);
+      }
+      if (job.pose_id != base_pose_) return accumulator.samples();  // its pose's first frame never came
       try {
+        if (!base_.empty()) accumulator.add(base_);
         accumulator.add(job.image);
       } catch (const std::exception&) {  // the size changed under a held pose: start over
         accumulator.reset();
         accumulator.add(job.image);
       }
+      base_ = ImageRgba8();
       accumulate_ms = ms_between(start, Clock::now());
       return accumulator.samples();
     };
-    for (size_t i = 0; i + 1 < jobs.size(); ++i)
+    for (size_t i = first; i + 1 < jobs.size(); ++i)
       if (jobs[i].accumulate) accumulate(jobs[i]);
     EncodeJob& newest = jobs.back();
     const bool first_of_pose = !newest.accumulate || newest.refinement == 0;
     if (!newest.accumulate) {
       accumulator.reset();
+      base_ = ImageRgba8();
       samples = std::max(1u, newest.path_samples);
     } else if (!first_of_pose) {
       samples = accumulate(newest);
@@ -290,7 +308,7 @@ void LiveSession::encode_loop() {
         newest_frame_ = message;
       }
       server_->broadcast_frame(newest.frame_id, std::move(message));
-      if (newest.accumulate && first_of_pose) accumulate(newest);
+      if (newest.accumulate && first_of_pose) accumulate(newest);  // keeps the image aside, no work
     } catch (const std::exception& e) {
       net::log_warning(std::string("live: frame ") + std::to_string(newest.frame_id) + " not sent: " + e.what());
     }

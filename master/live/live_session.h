@@ -112,6 +112,8 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   std::mutex encode_mutex_;
   std::condition_variable encode_ready_;
   std::deque<EncodeJob> encode_queue_;
+  ImageRgba8 base_;          // encoder thread: the held pose's first frame, not yet in the mean
+  uint64_t base_pose_ = 0;
   bool encode_stop_ = false;
   std::thread encoder_;
 };

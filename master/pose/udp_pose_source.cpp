@@ -1,5 +1,6 @@
 #include "master/pose/udp_pose_source.h"
 
+#include <algorithm>
 #include <cstring>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -45,12 +46,14 @@ UdpPoseSource::~UdpPoseSource() {
 }
 
 void UdpPoseSource::receive_loop() {
-  char buffer[2048];
+  char buffer[kMaxPoseDatagramBytes];
   while (!stop_) {
-    const ssize_t got = ::recv(socket_, buffer, sizeof buffer - 1, 0);
-    if (got <= 0) continue;
+    // MSG_TRUNC: the datagram's full length, so an oversized one is refused, not read cut short.
+    const ssize_t length = ::recv(socket_, buffer, sizeof buffer, MSG_TRUNC);
+    if (length <= 0) continue;
     try {
-      auto sample = parse_pose_record(std::string(buffer, size_t(got)), "pose datagram");
+      const size_t received = std::min(size_t(length), sizeof buffer);
+      auto sample = parse_pose_datagram(std::string_view(buffer, received), size_t(length));
       if (!sample) continue;
       sample->acquired = std::chrono::steady_clock::now();
       std::function<void()> wake;
