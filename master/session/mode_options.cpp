@@ -47,20 +47,22 @@ void add_mode_options(CLI::App& app, ModeCli& c) {
 void apply_mode_options(const CLI::App& app, const std::string& mode, const ModeCli& c, SessionOptions& options) {
   if (mode != "raytrace" && mode != "pathtrace" && mode != "vct")
     throw UsageError("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");
+  const bool live = app.get_option_no_throw("--serve") && app.count("--serve") > 0;  // the page may switch to any mode
   for (const char* option : {"--spp", "--pt-variant", "--depth-threshold", "--p-max", "--rr-depth", "--median-max-spp",
                              "--launch-samples", "--clamp", "--no-reproject", "--no-gaze-stop", "--no-median", "--stop-compensate",
                              "--visibility-ray"})
-    if (mode != "pathtrace" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode pathtrace");
+    if (mode != "pathtrace" && !live && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode pathtrace");
   for (const char* option : {"--vct-grid", "--vct-preset", "--shadow-cone", "--vct-solid", "--vct-output", "--vct-cone-offset",
                              "--move-light"})
-    if (mode != "vct" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode vct");
-  options.mode = mode;
-  options.policy.tile_affinity = mode == "pathtrace";  // tiles stay on the worker that accumulates them
+    if (mode != "vct" && !live && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode vct");
+  select_mode(options, mode);
   options.stereo = c.stereo || options.ipd > 0;
   if (c.stereo && app.count("--ipd") == 0) options.ipd = -1.0f;  // the scene's default, once it is loaded
   if (!c.gaze.empty()) options.gaze = parse_gaze(c.gaze);
 
-  if (mode == "pathtrace") {
+  // Every mode's parameters are filled, not only --mode's: a live session switches modes and gets
+  // each one's as this command line sets them.
+  {
     wire::PathtraceParams& p = options.pathtrace;
     if (c.pt_variant != "plain" && c.pt_variant != "proposed")
       throw UsageError("unknown --pt-variant '" + c.pt_variant + "' (expected plain or proposed)");
@@ -83,7 +85,7 @@ void apply_mode_options(const CLI::App& app, const std::string& mode, const Mode
     p.set_exposure(options.raytrace.exposure());
     p.set_seed(options.raytrace.seed());
   }
-  if (mode == "vct") {
+  {
     wire::VctParams& v = options.vct;
     if (app.count("--vct-grid") > 0) {
       validate_vct_grid(c.vct_grid);
@@ -111,6 +113,11 @@ void apply_mode_options(const CLI::App& app, const std::string& mode, const Mode
     }
     v.set_exposure(options.raytrace.exposure());
   }
+}
+
+void select_mode(SessionOptions& options, const std::string& mode) {
+  options.mode = mode;
+  options.policy.tile_affinity = mode == "pathtrace";  // tiles stay on the worker that accumulates them
 }
 
 }  // namespace tessera::master

@@ -31,9 +31,14 @@ struct ModeCli {
 // which tessera-master declares itself).
 void add_mode_options(CLI::App& app, ModeCli& cli);
 
-// Checks `mode` and the options given with it (a pathtrace option needs --mode pathtrace, ...) and
-// fills options.mode, stereo, gaze and the mode's parameters. options.raytrace must already hold
+// Checks `mode` and the options given with it (a pathtrace option needs --mode pathtrace, ..., except
+// with --serve, where the page switches modes) and
+// fills options.mode, stereo, gaze and the parameters of every mode (the options given, else their
+// defaults), so that a live session can switch modes with what the command line set. options.raytrace must already hold
 // --max-depth, --light-samples and --exposure. Throws Error with one clear line.
 void apply_mode_options(const CLI::App& app, const std::string& mode, const ModeCli& cli, SessionOptions& options);
+
+// Makes `mode` the one rendered, with what goes with it (pathtrace keeps tiles on their worker).
+void select_mode(SessionOptions& options, const std::string& mode);
 
 }  // namespace tessera::master
