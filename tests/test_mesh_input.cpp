@@ -153,5 +153,13 @@ TEST(TesseraRender, FovThatIsNotAnAngleIsAnError) {
   }
 }
 
+// Found by the obj fuzzer: a face whose texture coordinate index lies beyond the `vt` lines read
+// past the reader's array. Every index is checked where it is used.
+TEST(MeshInput, FaceIndicesBeyondTheReadAttributesAreAnError) {
+  const std::string seed = read_file_text(std::filesystem::path(TESSERA_SOURCE_DIR) / "fuzz/corpus/obj/texcoord_index_out_of_range.obj");
+  const std::string message = error_of([&] { parse_obj(seed, "crafted.obj", "."); });
+  EXPECT_NE(message.find("does not exist"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace tessera

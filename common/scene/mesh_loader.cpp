@@ -146,6 +146,11 @@ TriangleMesh parse_obj(const std::string& text, const std::string& name, const s
       for (int c = 0; c < 3; ++c) {
         const tinyobj::index_t idx = indices[3 * f + c];
         const Key key{idx.vertex_index, has_normals ? idx.normal_index : -1, has_texcoords ? idx.texcoord_index : -1};
+        // The reader's indices are checked here, where they are used, whatever validated the text.
+        if (key.v < 0 || size_t(key.v) >= attrib.vertices.size() / 3 ||
+            (key.n >= 0 && size_t(key.n) >= attrib.normals.size() / 3) ||
+            (key.t >= 0 && size_t(key.t) >= attrib.texcoords.size() / 2))
+          throw Error(name + ": face " + std::to_string(f + 1) + " of '" + shape.name + "' refers to a vertex, normal or texture coordinate that does not exist");
         auto [it, inserted] = vertex_of.try_emplace(key, uint32_t(mesh.vertex_count()));
         if (inserted) {
           for (int a = 0; a < 3; ++a) mesh.positions.push_back(float(attrib.vertices[3 * key.v + a]));
