@@ -402,7 +402,9 @@ TEST(LiveSession, ModeSwitchesRenderEachModeWithItsCommandLineParameters) {
     while ((session = next_text(d, "session")) && (*session)["settings"]["mode"] != mode) {
     }
     ASSERT_TRUE(session) << m.log();
-    if (mode == "pathtrace") EXPECT_EQ((*session)["settings"]["spp"], 2);
+    if (mode == "pathtrace") {
+      EXPECT_EQ((*session)["settings"]["spp"], 2);
+    }
     std::optional<FrameMessage> frame;
     while ((frame = next_frame(d, 60s)) && frame->header["mode"] != mode) {
     }
