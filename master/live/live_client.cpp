@@ -13,6 +13,7 @@
 #include "common/base/error.h"
 #include "common/net/address.h"
 #include "master/live/access_token.h"
+#include "master/live/tls_identity.h"
 
 namespace tessera::master::live {
 namespace {
@@ -28,17 +29,8 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 std::string peer_fingerprint(TlsStream& stream) {
   X509* cert = SSL_get_peer_certificate(stream.native_handle());
   if (!cert) return {};
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  X509_digest(cert, EVP_sha256(), digest, &length);
+  std::string text = certificate_fingerprint(cert);
   X509_free(cert);
-  static const char* hex = "0123456789ABCDEF";
-  std::string text;
-  for (unsigned i = 0; i < length; ++i) {
-    if (i) text += ':';
-    text += hex[digest[i] >> 4];
-    text += hex[digest[i] & 15];
-  }
   return text;
 }
 
@@ -170,9 +162,13 @@ LiveClient::~LiveClient() {
   run_until(m.io, [&] { return done; }, std::chrono::steady_clock::now() + std::chrono::milliseconds(500));
 }
 
-void LiveClient::send_text(const std::string& message) {
+void LiveClient::send_text(const std::string& message) { write(message, true); }
+
+void LiveClient::send_binary(const std::string& message) { write(message, false); }
+
+void LiveClient::write(const std::string& message, bool text) {
   auto& m = *impl_;
-  m.ws->text(true);
+  m.ws->text(text);
   beast::error_code ec;
   bool done = false;
   m.ws->async_write(asio::buffer(message), [&](beast::error_code e, size_t) {
@@ -182,20 +178,6 @@ void LiveClient::send_text(const std::string& message) {
   if (!run_until(m.io, [&] { return done; }, std::chrono::steady_clock::now() + std::chrono::seconds(30)))
     throw Error("WebSocket write: timeout");
   if (ec == websocket::error::closed) throw ConnectionClosed(int(m.ws->reason().code), std::string(m.ws->reason().reason));
-  if (ec) throw Error("WebSocket write: " + ec.message());
-}
-
-void LiveClient::send_binary(const std::string& message) {
-  auto& m = *impl_;
-  m.ws->binary(true);
-  beast::error_code ec;
-  bool done = false;
-  m.ws->async_write(asio::buffer(message), [&](beast::error_code e, size_t) {
-    ec = e;
-    done = true;
-  });
-  if (!run_until(m.io, [&] { return done; }, std::chrono::steady_clock::now() + std::chrono::seconds(30)))
-    throw Error("WebSocket write: timeout");
   if (ec) throw Error("WebSocket write: " + ec.message());
 }
 

@@ -58,6 +58,7 @@ class LiveClient {
   std::optional<Message> receive(std::chrono::milliseconds timeout);
 
  private:
+  void write(const std::string& message, bool text);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -93,9 +93,13 @@ std::filesystem::path config_folder() {
 
 std::string certificate_fingerprint(const std::string& certificate_pem) {
   const Cert cert = parse_certificate(certificate_pem, "certificate");
+  return certificate_fingerprint(cert.get());
+}
+
+std::string certificate_fingerprint(const x509_st* certificate) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  X509_digest(cert.get(), EVP_sha256(), digest, &length);
+  X509_digest(certificate, EVP_sha256(), digest, &length);
   static const char* hex = "0123456789ABCDEF";
   std::string text;
   for (unsigned i = 0; i < length; ++i) {

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+struct x509_st;  // OpenSSL's X509
+
 namespace tessera::master::live {
 
 struct TlsIdentity {
@@ -24,5 +26,7 @@ std::filesystem::path config_folder();
 TlsIdentity load_tls_identity(const std::optional<std::filesystem::path>& cert, const std::optional<std::filesystem::path>& key);
 
 std::string certificate_fingerprint(const std::string& certificate_pem);
+// The same fingerprint of a certificate already parsed (a peer's, during a TLS handshake).
+std::string certificate_fingerprint(const x509_st* certificate);
 
 }  // namespace tessera::master::live
