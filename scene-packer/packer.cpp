@@ -10,6 +10,7 @@
 #include "common/base/progress.h"
 #include "common/scene/aabb.h"
 #include "common/scene/mesh_loader.h"
+#include "common/scene/mip_chain.h"
 #include "common/scene/normal_table.h"
 #include "common/scene/scene_settings.h"
 #include "common/scene/tpk_file.h"
@@ -142,8 +143,10 @@ PackReport pack_scene(const PackOptions& options) {
     entry->set_height(texture.height);
     entry->set_texel_offset(texel_offset);
     entry->set_has_alpha_mask(texture.has_alpha_mask);
-    texel_offset += uint64_t(texture.width) * texture.height;
-    texels.insert(texels.end(), texture.rgba.begin(), texture.rgba.end());
+    entry->set_mip_levels(full_mip_levels(texture.width, texture.height));
+    const std::vector<uint8_t> chain = build_mip_chain(texture);
+    texel_offset += chain.size() / 4;
+    texels.insert(texels.end(), chain.begin(), chain.end());
   }
   for (const auto& light : scene_settings.point_lights()) *m.add_point_lights() = light;
   for (const auto& light : scene_settings.directional_lights()) *m.add_directional_lights() = light;

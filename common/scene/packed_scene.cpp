@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/base/error.h"
+#include "common/scene/mip_chain.h"
 #include "common/scene/normal_table.h"
 #include "kernels/accel/kdtree_layout.h"
 
@@ -108,10 +109,15 @@ void PackedScene::validate(const std::string& name) const {
     if (m.texture() < -1 || m.texture() >= manifest_.textures_size()) throw fail("material texture index out of range");
     if (m.texcoord_integer_bits() > 15) throw fail("material texcoord format out of range");
   }
-  for (const auto& t : manifest_.textures())
-    if (t.width() == 0 || t.height() == 0 || t.width() > 16384 || t.height() > 16384 ||
-        t.texel_offset() + uint64_t(t.width()) * t.height() > texels)
+  const bool mip_mapped = manifest_.format_version() >= 3;
+  for (const auto& t : manifest_.textures()) {
+    if (t.width() == 0 || t.height() == 0 || t.width() > 16384 || t.height() > 16384)
+      throw fail("texture '" + t.name() + "' has a bad size");
+    if (mip_mapped ? t.mip_levels() == 0 || t.mip_levels() > full_mip_levels(t.width(), t.height()) : t.mip_levels() != 0)
+      throw fail("texture '" + t.name() + "' has a bad mip level count");
+    if (t.texel_offset() > texels || mip_chain_texels(t.width(), t.height(), texture_levels(t)) > texels - t.texel_offset())
       throw fail("texture '" + t.name() + "' lies outside the texel data");
+  }
 
   // kd-tree: children always follow their parent (so traversal cannot loop), every index in range.
   const auto nodes = section_as<uint32_t>(tpk::KD_NODES);
