@@ -143,7 +143,7 @@ PackReport pack_scene(const PackOptions& options) {
     entry->set_height(texture.height);
     entry->set_texel_offset(texel_offset);
     entry->set_has_alpha_mask(texture.has_alpha_mask);
-    entry->set_mip_levels(full_mip_levels(texture.width, texture.height));
+    entry->set_mip_levels(stored_mip_levels(texture.width, texture.height));
     const std::vector<uint8_t> chain = build_mip_chain(texture);
     texel_offset += chain.size() / 4;
     texels.insert(texels.end(), chain.begin(), chain.end());

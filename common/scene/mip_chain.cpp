@@ -45,6 +45,13 @@ uint32_t full_mip_levels(uint32_t width, uint32_t height) {
   return levels;
 }
 
+uint32_t stored_mip_levels(uint32_t width, uint32_t height) {
+  const uint64_t budget = uint64_t(width) * height + uint64_t(width) * height / 3;
+  uint32_t levels = 1;
+  while (levels < full_mip_levels(width, height) && mip_chain_texels(width, height, levels + 1) <= budget) ++levels;
+  return levels;
+}
+
 uint64_t mip_chain_texels(uint32_t width, uint32_t height, uint32_t levels) {
   if (width == 0 || height == 0) return 0;
   uint64_t texels = 0;
@@ -88,7 +95,7 @@ TextureImage half_size(const TextureImage& t) {
 
 std::vector<uint8_t> build_mip_chain(const TextureImage& texture) {
   std::vector<uint8_t> chain = texture.rgba;
-  const uint32_t levels = full_mip_levels(texture.width, texture.height);
+  const uint32_t levels = stored_mip_levels(texture.width, texture.height);
   const double level0_coverage = texture.has_alpha_mask ? coverage(texture.rgba, 1.0) : 0.0;
   TextureImage level = texture;
   for (uint32_t k = 1; k < levels; ++k) {
