@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -16,13 +17,6 @@
 namespace {
 
 constexpr const char* kProgram = "tessera-compare";
-
-// Errors must stay on one line so scripts can show or grep them.
-void print_error(std::string message) {
-  for (char& ch : message)
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  std::cerr << kProgram << ": error: " << message << '\n';
-}
 
 std::string format(const char* fmt, double value) {
   char buffer[64];
@@ -50,11 +44,11 @@ int main(int argc, char** argv) {
   CLI::App app{"Compares two images of the same size (PNG, JPEG or anything stb_image reads).", kProgram};
   app.footer(
       "Metrics ignore alpha. MSE and PSNR (10 log10(255^2 / MSE), dB) are over the R, G and B samples on\n"
-      "the 8-bit scale; PSNR of identical images is infinite (\"inf\" in JSON). SSIM follows Wang et al.\n"
-      "2004 (11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, mean over valid windows) on Rec. 709\n"
-      "luma of the 8-bit sRGB values; per-channel SSIM is printed too and is in the JSON as\n"
-      "ssim_per_channel. max_abs_diff is the largest channel difference; pixels_over_threshold counts\n"
-      "pixels whose largest channel difference exceeds --threshold.\n"
+      "the 8-bit scale; PSNR of identical images is infinite (null in JSON, with \"identical\": true).\n"
+      "SSIM follows Wang et al. 2004 (11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, mean over valid\n"
+      "windows) on Rec. 709 luma of the 8-bit sRGB values; per-channel SSIM is printed too and is in the\n"
+      "JSON as ssim_per_channel. max_abs_diff is the largest channel difference; pixels_over_threshold\n"
+      "counts pixels whose largest channel difference exceeds --threshold.\n"
       "Exit status: 0 compared, 1 bad input (missing file, not an image, different sizes), 2 bad usage.");
   std::string a_path, b_path, diff_path;
   bool json = false;
@@ -63,7 +57,7 @@ int main(int argc, char** argv) {
   app.add_option("A", a_path, "first image")->required();
   app.add_option("B", b_path, "second image")->required();
   app.add_flag("--json", json,
-               "print one JSON object: width, height, mse, psnr, ssim, ssim_per_channel {r,g,b}, threshold, "
+               "print one JSON object: width, height, mse, psnr (null when identical), identical, ssim, ssim_per_channel {r,g,b}, threshold, "
                "max_abs_diff, pixels_over_threshold, fraction_over_threshold");
   app.add_option("--diff", diff_path, "write |A - B| * gain per channel as a PNG, for looking at");
   app.add_option("--diff-gain", gain, "amplification of the --diff image")->check(CLI::Range(1, 255))->capture_default_str();
@@ -71,13 +65,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 255))
       ->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    print_error(std::string(e.what()) + " (run with --help for usage)");
-    return 2;
-  }
+  if (const auto done = tessera::cli::parse(app, argc, argv)) return *done;
 
   try {
     const tessera::ImageRgba8 a = tessera::read_image(a_path);
@@ -95,15 +83,11 @@ int main(int argc, char** argv) {
       print_human(comparison, a_path, b_path);
     std::cout.flush();
     if (!std::cout) throw tessera::Error("cannot write to standard output");
-  } catch (const tessera::Error& e) {
-    print_error(e.what());
-    return 1;
   } catch (const std::bad_alloc&) {
-    print_error("out of memory");
+    tessera::cli::print_error(kProgram, "out of memory");
     return 1;
   } catch (const std::exception& e) {
-    print_error(e.what());
-    return 1;
+    return tessera::cli::fail(app, e);
   }
   return 0;
 }

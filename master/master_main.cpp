@@ -5,6 +5,7 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/hash.h"
 #include "common/net/address.h"
@@ -32,12 +33,12 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
   unsigned w = 0, h = 0;
   char x = 0, extra = 0;
   if (std::sscanf(text.c_str(), "%u%c%u%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w == 0 || h == 0)
-    throw Error("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
+    throw UsageError("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
   return {w, h};
 }
 
 std::chrono::milliseconds seconds(double s, const char* what) {
-  if (!(s >= 0) || s > 86400) throw Error(std::string("bad ") + what + ": seconds in 0..86400");
+  if (!(s >= 0) || s > 86400) throw UsageError(std::string("bad ") + what + ": seconds in 0..86400");
   return std::chrono::milliseconds(int64_t(s * 1000));
 }
 
@@ -53,8 +54,8 @@ int main(int argc, char** argv) {
       "Exit status: 0 all frames written, 1 error (e.g. no worker left), 2 bad usage, 3 some frames skipped.",
       "tessera-master"};
   std::string mode = "raytrace", size = "1024x1024", schedule = "static";
-  std::string balance = "even", poses = "orbit", out, stats, compression = "zstd";
-  unsigned tile = 128, inflight = 2, pipeline = 1, max_depth = 6, light_samples = 4, orbit_frames = 0;
+  std::string balance = "even", poses = "orbit", out, stats, compression = "auto", tile = "auto", inflight = "auto";
+  unsigned pipeline = 1, max_depth = 6, light_samples = 4, orbit_frames = 0;
   size_t frames = 0;
   int zstd_level = 1;
   float fov = 0, ipd = 0, exposure = 1, orbit_scale = 0.3f;
@@ -64,15 +65,19 @@ int main(int argc, char** argv) {
   master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
   master::add_worker_source_options(app, sources);
   app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"raytrace", "pathtrace", "vct"}));
   app.add_option("--size", size, "Image size WIDTHxHEIGHT (per eye)")->capture_default_str();
-  app.add_option("--tile", tile, "Tile size in pixels (8..1024)")->capture_default_str();
+  app.add_option("--tile", tile, "Tile size in pixels (8..1024), or auto: the largest of 32..256 that still gives every "
+                                 "worker 8 tiles a frame")
+      ->capture_default_str();
   app.add_option("--schedule", schedule, "static (Strategy II: round-robin, one batch per worker) | dynamic "
                                          "(Strategy I: tiles on demand, each returned when done)")
+      ->capture_default_str()->check(CLI::IsMember({"static", "dynamic"}));
+  app.add_option("--inflight", inflight, "dynamic: tiles in flight per worker (1..64), or auto: enough that each worker "
+                                         "renders on while finished tiles travel (measured)")
       ->capture_default_str();
-  app.add_option("--inflight", inflight, "dynamic: tiles in flight per worker")->capture_default_str()->check(CLI::Range(1u, 64u));
   app.add_option("--balance", balance, "static: even shares, or shares by each worker's measured speed (measured)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"even", "measured"}));
   app.add_option("--pipeline", pipeline, "Frames in flight: 2 sends the next frame's tiles before this frame's are all back")
       ->capture_default_str()->check(CLI::Range(1u, 8u));
   app.add_option("--poses", poses, "Pose source: a trajectory file (CSV or JSON lines), orbit (around the scene), camera (the scene's "
@@ -87,11 +92,17 @@ int main(int argc, char** argv) {
   app.add_option("--ipd", ipd, "Stereo: interpupillary distance in scene units; eyes side by side (default mono)");
   master::ModeCli mode_cli;
   master::add_mode_options(app, mode_cli);
-  app.add_option("--max-depth", max_depth, "Mirror/glass bounces")->capture_default_str()->check(CLI::Range(0u, 32u));
-  app.add_option("--light-samples", light_samples, "Shadow rays toward emissive triangles per hit")
-      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_option("--max-depth", max_depth,
+                 "raytrace, vct: mirror/glass bounces (default 6); pathtrace: path vertices (default 8)")
+      ->check(CLI::Range(0u, 32u));
+  app.add_option("--light-samples", light_samples,
+                 "raytrace, vct: shadow rays toward emissive triangles per hit (default 4); pathtrace: emitter "
+                 "samples per vertex (default 1)")
+      ->check(CLI::Range(0u, 256u));
   app.add_option("--exposure", exposure, "Multiplier on radiance before sRGB encoding")->capture_default_str();
-  app.add_option("--compression", compression, "Tile pixels on the wire: zstd | none")->capture_default_str();
+  app.add_option("--compression", compression, "Tile pixels on the wire: zstd | none | auto (per worker: raw on loopback, "
+                                               "else zstd unless the measured link moves raw pixels faster)")
+      ->capture_default_str()->check(CLI::IsMember({"zstd", "none", "auto"}));
   app.add_option("--zstd-level", zstd_level, "zstd level for tiles")->capture_default_str()->check(CLI::Range(1, 19));
   app.add_option("--frame-timeout", frame_timeout, "Seconds; a frame not whole by then is skipped (not written)")
       ->capture_default_str();
@@ -113,14 +124,7 @@ int main(int argc, char** argv) {
   app.add_option("--orbit-scale", orbit_scale, "orbit: ellipse radii as a share of the scene's half extents")->capture_default_str();
   app.add_flag("--quiet", quiet, "Log only warnings");
   app.add_flag("--no-status", no_status, "No live status line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tessera-master: error: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
   net::set_log_program("tessera-master");
   net::set_log_quiet(quiet);
   try {
@@ -129,34 +133,41 @@ int main(int argc, char** argv) {
       return 0;
     }
     auto addresses = master::worker_addresses(sources);  // empty with --discover: found below, after the checks
-    if (schedule != "static" && schedule != "dynamic") throw Error("unknown --schedule '" + schedule + "' (static or dynamic)");
-    if (balance != "even" && balance != "measured") throw Error("unknown --balance '" + balance + "' (even or measured)");
-    if (compression != "zstd" && compression != "none") throw Error("unknown --compression '" + compression + "' (zstd or none)");
-    if (!(exposure > 0)) throw Error("--exposure must be positive");
-    if (!(ipd >= 0)) throw Error("--ipd must not be negative");
-    if (fov != 0 && !(fov > 0 && fov < 179)) throw Error("--fov must lie between 0 and 179 degrees");
+    const auto whole_number = [](const std::string& text, const char* option, unsigned low, unsigned high) {
+      unsigned value = 0;
+      char extra = 0;
+      if (std::sscanf(text.c_str(), "%u%c", &value, &extra) != 1 || value < low || value > high)
+        throw UsageError(std::string("bad ") + option + " '" + text + "' (auto or " + std::to_string(low) + ".." + std::to_string(high) + ")");
+      return value;
+    };
+    const unsigned inflight_depth = inflight == "auto" ? 2 : whole_number(inflight, "--inflight", 1, 64);
+    if (!(exposure > 0)) throw UsageError("--exposure must be positive");
+    if (!(ipd >= 0)) throw UsageError("--ipd must not be negative");
+    if (fov != 0 && !(fov > 0 && fov < 179)) throw UsageError("--fov must lie between 0 and 179 degrees");
     if (poses == "orbit" && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
 
     master::SessionOptions options;
     std::tie(options.width, options.height) = parse_size(size);
-    options.tile_size = tile;
+    options.tile_size = tile == "auto" ? 0 : whole_number(tile, "--tile", 8, 1024);
     options.ipd = ipd;
     if (fov > 0) options.fov = fov;
     options.raytrace.set_max_depth(max_depth);
     options.raytrace.set_light_samples(light_samples);
     options.raytrace.set_exposure(exposure);
     master::apply_mode_options(app, mode, mode_cli, options);
-    options.encoding = compression == "zstd" ? wire::ZSTD_RGBA8 : wire::RAW_RGBA8;
+    options.encoding = compression == "none" ? wire::RAW_RGBA8 : wire::ZSTD_RGBA8;
+    options.compression_auto = compression == "auto";
     options.zstd_level = zstd_level;
     options.policy.schedule = schedule == "static" ? master::Schedule::static_split : master::Schedule::dynamic;
-    options.policy.inflight = inflight;
+    options.policy.inflight = inflight_depth;
+    options.inflight_auto = inflight == "auto";
     options.policy.balance = balance == "measured" ? master::Balance::measured : master::Balance::even;
     options.pipeline = pipeline;
     options.frames = frames;
     if (!out.empty()) options.out_dir = out;
     options.overlay = overlay;
-    if (overlay && out.empty()) throw Error("--overlay needs --out");
+    if (overlay && out.empty()) throw UsageError("--overlay needs --out");
     if (!stats.empty()) options.stats_path = stats;
     options.status_line = !no_status && !quiet;
     options.frame_timeout = seconds(frame_timeout, "--frame-timeout");
@@ -172,7 +183,7 @@ int main(int argc, char** argv) {
     link.connect_timeout = seconds(connect_timeout, "--connect-timeout");
     link.handshake_timeout = std::max(link.connect_timeout, std::chrono::milliseconds(2000));
     link.heartbeat_timeout = seconds(heartbeat_timeout, "--heartbeat-timeout");
-    if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw Error("--heartbeat-timeout must be at least 1 s");
+    if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw UsageError("--heartbeat-timeout must be at least 1 s");
     link.scene_timeout = options.startup_timeout;
     link.mode = mode;
     if (mode == "vct") link.prepare_vct = options.vct;
@@ -185,8 +196,10 @@ int main(int argc, char** argv) {
     auto pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
 
     if (sources.discover) addresses = master::discover_for_run(sources);
+    if (options.tile_size == 0)
+      options.tile_size = master::auto_tile_size(options.width, options.height, options.stereo || options.ipd > 0, addresses.size());
     net::log_info("scene " + scene->name + " (" + hash64_hex(scene->hash) + "), " + std::to_string(addresses.size()) +
-                  " workers, " + schedule + " schedule, " + size + " in " + std::to_string(tile) + "-pixel tiles, poses from " +
+                  " workers, " + schedule + " schedule, " + size + " in " + std::to_string(options.tile_size) + "-pixel tiles, poses from " +
                   pose_source->describe());
     master::Cluster cluster(addresses, link, scene, seconds(reconnect_interval, "--reconnect-interval"));
     master::RenderSession session(options, cluster, *scene, *pose_source);
@@ -223,7 +236,6 @@ int main(int argc, char** argv) {
     }
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-master: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

@@ -3,12 +3,15 @@
 #include <cstdio>
 #include <iostream>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "scene-packer/packer.h"
 
 namespace {
 
 using tessera::Error;
+using tessera::UsageError;
+namespace cli = tessera::cli;
 using namespace tessera::pack;
 
 QuantizeOptions parse_quantize(const std::string& text) {
@@ -16,14 +19,14 @@ QuantizeOptions parse_quantize(const std::string& text) {
   if (text == "pos") return {true, false, false};
   if (text == "pos,norm") return {true, true, false};
   if (text == "pos,norm,tex" || text == "all") return {true, true, true};
-  throw Error("unknown --quantize value '" + text + "' (expected none, pos, pos,norm or pos,norm,tex)");
+  throw UsageError("unknown --quantize value '" + text + "' (expected none, pos, pos,norm or pos,norm,tex)");
 }
 
 KdVariant parse_variant(const std::string& text) {
   if (text == "standard") return KdVariant::Standard;
   if (text == "choi") return KdVariant::Choi;
   if (text == "seo") return KdVariant::Seo;
-  throw Error("unknown --kdtree value '" + text + "' (expected standard, choi or seo)");
+  throw UsageError("unknown --kdtree value '" + text + "' (expected standard, choi or seo)");
 }
 
 std::array<uint32_t, 3> parse_replicate(const std::string& text) {
@@ -32,7 +35,7 @@ std::array<uint32_t, 3> parse_replicate(const std::string& text) {
   unsigned a = 0, b = 0, c = 0;
   const int got = std::sscanf(text.c_str(), "%u%c%u%c%u%c", &a, &sep1, &b, &sep2, &c, &extra);
   if (got != 5 || (sep1 != ',' && sep1 != 'x') || sep2 != sep1 || a == 0 || b == 0 || c == 0 || a > 64 || b > 64 || c > 64)
-    throw Error("bad --replicate value '" + text + "' (expected NX,NY,NZ such as 4,3,4; 1 to 64 each)");
+    throw UsageError("bad --replicate value '" + text + "' (expected NX,NY,NZ such as 4,3,4; 1 to 64 each)");
   n = {a, b, c};
   return n;
 }
@@ -75,7 +78,7 @@ int main(int argc, char** argv) {
                  "Folder to search for meshes the settings include (repeatable; after the settings file's folder)");
   app.add_option("--quantize", quantize, "Attributes to quantize: none, pos, pos,norm or pos,norm,tex")->capture_default_str();
   app.add_option("--kdtree", variant, "kd-tree variant: standard, choi (1 ref per inner node) or seo (up to 2)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::IsMember({"standard", "choi", "seo"}));
   app.add_option("--tau-occupancy", options.kdtree.tau_occupancy, "Occupancy threshold for inner-node references")
       ->capture_default_str()->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--tau-frequency", options.kdtree.tau_frequency, "Frequency threshold for inner-node references")
@@ -92,14 +95,7 @@ int main(int argc, char** argv) {
                  "Highest zstd level for the texels (lower of this and --zstd-level)")
       ->capture_default_str()->check(CLI::Range(1, 19));
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tessera-pack: error: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
   try {
     options.input = input;
     options.output = output;
@@ -116,7 +112,6 @@ int main(int argc, char** argv) {
       print_summary(report, output);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-pack: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

@@ -110,6 +110,7 @@ TEST(ClusterModes, PathtraceStereoFramesEqualTheSingleMachineRender) {
     expect_every_tile_once(stats, 4);
     for (const auto& f : stats["frames"]) EXPECT_DOUBLE_EQ(f["samples_per_pixel"].get<double>(), 2.0);
     for (const auto& w : stats["frames"][0]["workers"]) EXPECT_GT(w["tiles"].get<int>(), 0);
+    EXPECT_EQ(stats["summary"]["mode"], "pathtrace");
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "cluster_test_support.h"
 #include "common/base/hash.h"
+#include "common/base/version.h"
 #include "common/net/auth.h"
 #include "common/net/protocol.h"
 
@@ -68,6 +69,7 @@ TEST(ClusterProtocol, HandshakeWithTheSecretIsWelcomed) {
   const auto welcome = handshake(client, kSecret);
   ASSERT_TRUE(welcome && welcome->has_welcome());
   EXPECT_EQ(welcome->welcome().info().name(), "w");
+  EXPECT_EQ(welcome->welcome().info().version(), build_description());  // the text of --version
   ASSERT_EQ(welcome->welcome().info().modes_size(), 3);
   EXPECT_EQ(welcome->welcome().info().modes(0), "raytrace");
   EXPECT_EQ(welcome->welcome().info().modes(1), "pathtrace");

@@ -1,20 +1,27 @@
 // Pieces of the cluster without processes: framing and limits, the tile grid, tile pixels on
-// the wire, the schedulers' bookkeeping, pose records, and the frame assembler.
+// the wire, the schedulers' bookkeeping, pose records, the frame assembler, the statistics files
+// and the worker build check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "common/base/error.h"
+#include "common/base/file_io.h"
 #include "common/net/auth.h"
 #include "common/net/framing.h"
 #include "common/net/message_limits.h"
 #include "common/net/protocol.h"
 #include "common/net/tile_codec.h"
 #include "common/net/tile_grid.h"
+#include "master/cluster/worker_version.h"
 #include "master/frame/frame_assembler.h"
 #include "master/pose/pose_parse.h"
 #include "master/schedule/tile_scheduler.h"
+#include "master/stats/frame_stats.h"
+#include "test_helpers.h"
 
 namespace tessera {
 namespace {
@@ -197,6 +204,59 @@ TEST(PoseRecords, CsvJsonHeadersAndErrors) {
   EXPECT_THROW(master::parse_pose_record(R"({"position":[1,2]})", "x"), Error);
 }
 
+TEST(TileScheduler, InflightChangesTakeEffectAtOnceAndAutoTilesBalance) {
+  Recorder out;
+  master::TileScheduler s({master::Schedule::dynamic, 2, master::Balance::even}, out);
+  s.add_worker(0);
+  s.open_frame(1, 10);
+  EXPECT_EQ(s.outstanding(0), 2u);
+  s.set_inflight(5);  // --inflight auto after a frame: the new depth fills at once
+  EXPECT_EQ(s.outstanding(0), 5u);
+  // Tiles finished in one burst are refilled together: one assignment, not one per tile.
+  s.hold();
+  for (int i = 0; i < 3; ++i) s.tile_done(0, 1, out.given[0][size_t(i)].second);
+  EXPECT_EQ(s.outstanding(0), 2u);
+  const size_t given = out.given[0].size();
+  s.release();
+  EXPECT_EQ(s.outstanding(0), 5u);
+  EXPECT_EQ(out.given[0].size(), given + 3);
+  s.set_inflight(0);
+  EXPECT_EQ(s.inflight(), 1u);
+  // The largest of 256..32 that still gives each worker 8 tiles a frame.
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, true, 2), 256u);
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 1), 256u);
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 4), 128u);
+  EXPECT_EQ(master::auto_tile_size(256, 256, false, 2), 64u);
+  EXPECT_EQ(master::auto_tile_size(96, 64, false, 2), 32u);
+}
+
+TEST(FrameStats, StagesPerFrameMediansAndColumns) {
+  std::vector<master::FrameRecord> records(5);
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i].complete = true;
+    records[i].frame_ms = 10.0 + double(i);
+    records[i].stages.wire = double(i);
+    records[i].stages.device = 2.0;
+    records[i].workers.resize(1);
+  }
+  records[4].complete = false;  // not part of the medians
+  records[4].stages.wire = 100;
+  master::RunSummary base;
+  base.worker_names = {"w"};
+  const master::RunSummary s = master::summarize(records, base);
+  EXPECT_DOUBLE_EQ(s.median_stages.wire, 2.0);
+  EXPECT_DOUBLE_EQ(s.median_stages.device, 2.0);
+  EXPECT_DOUBLE_EQ(s.median_frame_ms, 12.0);
+  EXPECT_DOUBLE_EQ(s.p95_frame_ms, 13.0);
+  EXPECT_EQ(master::StageTimes::names().size(), records[0].stages.values().size());
+  testing::TempDir dir("frame_stats");
+  master::write_stats(dir / "s.csv", s, records);
+  const std::string csv = read_file_text(dir / "s.csv");
+  const std::string header = csv.substr(0, csv.find('\n'));
+  for (const auto& stage : master::StageTimes::names()) EXPECT_NE(header.find("," + stage + "_ms"), std::string::npos) << stage;
+  EXPECT_NE(header.find(",w0_batches,w0_queue_ms,w0_device_ms"), std::string::npos) << header;
+}
+
 TEST(FrameAssembler, TilesMustMatchTheGridAndCountOnce) {
   const net::TileGrid grid(40, 20, 16);
   master::FrameAssembler frame(grid);
@@ -222,6 +282,39 @@ TEST(FrameAssembler, TilesMustMatchTheGridAndCountOnce) {
   EXPECT_TRUE(frame.complete());
   EXPECT_EQ(frame.image().at(39, 19).r, grid.tile_count() - 1);
   EXPECT_EQ(frame.owners()[3], 1);
+}
+
+TEST(FrameStats, FilesNameTheModeAndSamplesPerPixel) {
+  testing::TempDir dir("frame_stats");
+  master::RunSummary summary;
+  summary.mode = "pathtrace";
+  summary.worker_names = {"w0"};
+  master::FrameRecord record;
+  record.complete = true;
+  record.samples_per_pixel = 3.5;
+  record.workers.resize(1);
+  master::write_stats(dir / "s.csv", summary, {record});
+  master::write_stats(dir / "s.json", summary, {record});
+  const auto csv = testing::run_command("cat '" + (dir / "s.csv").string() + "'").output;
+  const std::string header = csv.substr(0, csv.find('\n')), row = csv.substr(csv.find('\n') + 1);
+  std::vector<std::string> names, values;
+  for (std::stringstream h(header); h.good();) names.emplace_back(), std::getline(h, names.back(), ',');
+  for (std::stringstream r(row); r.good();) values.emplace_back(), std::getline(r, values.back(), ',');
+  const auto column = std::find(names.begin(), names.end(), "samples_per_pixel");
+  ASSERT_NE(column, names.end()) << header;
+  EXPECT_EQ(values.at(size_t(column - names.begin())), "3.5") << csv;
+  const auto json = nlohmann::json::parse(testing::run_command("cat '" + (dir / "s.json").string() + "'").output);
+  EXPECT_EQ(json["summary"]["mode"], "pathtrace");
+  EXPECT_DOUBLE_EQ(json["frames"][0]["samples_per_pixel"].get<double>(), 3.5);
+}
+
+TEST(WorkerVersion, WarnsOnlyAboutOtherBuilds) {
+  const std::string own = "0.1.0 (commit 0123456789ab, Release, OpenCL headers 3.0, API 1.2)";
+  EXPECT_EQ(master::worker_version_warning("w1", own, own), "");
+  const std::string other = master::worker_version_warning("w1", "0.1.0 (commit ba9876543210, Debug)", own);
+  EXPECT_NE(other.find("w1 runs tessera 0.1.0 (commit ba9876543210, Debug)"), std::string::npos) << other;
+  EXPECT_NE(other.find(own), std::string::npos) << other;
+  EXPECT_NE(master::worker_version_warning("w2", "", own).find("w2 runs an unnamed build"), std::string::npos);
 }
 
 }  // namespace

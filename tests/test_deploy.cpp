@@ -171,8 +171,8 @@ TEST(DeployScripts, AndroidPushStartStopAndAddressesThroughAdb) {
   EXPECT_EQ(after.exit_code, 3) << after.output;
 
   // Missing tools and bad input: one error line each.
-  const auto one_line = [](const testing::CommandResult& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto one_line = [](const testing::CommandResult& r, const std::string& needle, int code = 1) {
+    EXPECT_EQ(r.exit_code, code) << r.output;
     EXPECT_EQ(r.output.rfind("android: error: ", 0), 0u) << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
@@ -181,7 +181,7 @@ TEST(DeployScripts, AndroidPushStartStopAndAddressesThroughAdb) {
   one_line(testing::run_command("env -u ANDROID_NDK " + script("android") + " build"), "ANDROID_NDK is not set");
   one_line(testing::run_command("ANDROID_NDK=" + dir.path().string() + " " + script("android") + " build"), "does not point at an NDK");
   one_line(testing::run_command(android + "start --serial NOPE" + common), "did not start");
-  one_line(testing::run_command(android + "push" + common), "--secret");
+  one_line(testing::run_command(android + "push" + common), "--secret", 2);  // a usage error
 }
 
 }  // namespace

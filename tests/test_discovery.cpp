@@ -246,7 +246,7 @@ TEST(DiscoveryWorker, CommandLineErrors) {
   const std::string worker = testing::worker_binary().string() + " --scenes " + dir.path().string() + " --secret-file " +
                              (dir / "secret").string() + " --listen 127.0.0.1:0 --beacon ";
   const auto r = testing::run_command(worker + "--beacon-to nowhere");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // a usage error
   EXPECT_NE(r.output.find("tessera-worker: error: bad --beacon-to 'nowhere'"), std::string::npos) << r.output;
   EXPECT_NE(testing::run_command(testing::worker_binary().string() + " --help").output.find("--beacon"), std::string::npos);
   EXPECT_NE(testing::run_command(testing::master_binary().string() + " --help").output.find("--discover-timeout"), std::string::npos);

@@ -6,10 +6,16 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <sys/wait.h>
 
 namespace tessera::testing {
 
-inline std::filesystem::path shared_dir() { return TESSERA_SHARED_DIR; }
+// The shared scenes: $TESSERA_SHARED_DIR when set (read at run time, as ./tessera and tessera-pack do),
+// else the checkout's ../shared (fixed when the tests were configured).
+inline std::filesystem::path shared_dir() {
+  if (const char* dir = std::getenv("TESSERA_SHARED_DIR"); dir && *dir) return dir;
+  return TESSERA_SHARED_DIR;
+}
 inline std::filesystem::path source_dir() { return TESSERA_SOURCE_DIR; }
 inline std::filesystem::path binary_dir() { return TESSERA_BINARY_DIR; }
 inline std::filesystem::path scene_path(const std::string& relative) { return shared_dir() / "scenes" / relative; }
@@ -53,6 +59,9 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// A path as one word of a shell command line (test paths hold no single quote).
+inline std::string shell_word(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+
 struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
@@ -68,6 +77,32 @@ inline CommandResult run_command(const std::string& command_line) {
   while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
   const int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// Runs a shell command line with standard output and standard error kept apart.
+struct SplitResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+inline SplitResult run_command_split(const std::string& command_line) {
+  TempDir dir("run");
+  const auto out = dir / "stdout", err = dir / "stderr";
+  const int status = std::system((command_line + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null").c_str());
+  auto read = [](const std::filesystem::path& path) {
+    std::string text;
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+      char buffer[4096];
+      size_t got;
+      while ((got = std::fread(buffer, 1, sizeof buffer, f)) > 0) text.append(buffer, got);
+      std::fclose(f);
+    }
+    return text;
+  };
+  SplitResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read(out);
+  result.err = read(err);
   return result;
 }
 

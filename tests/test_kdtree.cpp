@@ -14,6 +14,7 @@
 #include "common/base/error.h"
 #include "kernels/accel/kdtree_traverse.h"
 #include "scene-packer/kdtree_builder.h"
+#include "test_helpers.h"
 
 namespace tessera::pack {
 namespace {
@@ -27,7 +28,7 @@ struct TestMesh {
 
 // `v` and `f` lines only; polygons become fans; "i/j/k" and negative indices are understood.
 TestMesh load_obj(const std::string& relative) {
-  const std::string path = std::string(TESSERA_SHARED_DIR) + "/scenes/" + relative;
+  const std::string path = testing::scene_path(relative).string();
   std::ifstream in(path);
   if (!in) throw Error("cannot open " + path);
   TestMesh m;
@@ -335,7 +336,7 @@ void expect_valid_layout(const TestMesh& m, const PackedKdTree& tree, KdVariant 
   check.slot_used.assign(tree.nodes.size() / 2, 0);
   check.reachable.assign(m.triangle_count(), 0);
   check.walk(0, 0, 0);
-  if (testing::Test::HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure()) return;
   EXPECT_TRUE(std::all_of(check.slot_used.begin(), check.slot_used.end(), [](uint8_t u) { return u != 0; }))
       << "unreachable slots";
   EXPECT_EQ(std::count(check.reachable.begin(), check.reachable.end(), 0), 0) << "unreachable triangles";

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
   bench::RayBenchOptions options;
   bool json = false, no_embree = false;
   rays->add_option("scenes", scenes, "Packed scenes (.tpk)")->required();
-  rays->add_option("--device", options.device, "auto | gpu | cpu | <index>")->capture_default_str();
+  rays->add_option("--device", options.device, "auto | gpu | cpu | <index> (OpenCL) | host (kernels compiled for this CPU)")->capture_default_str();
   rays->add_option("--size", options.size, "Square image size in pixels")->capture_default_str()->check(CLI::Range(16u, 8192u));
   rays->add_option("--passes", options.passes, "Timed passes after the warm-up")->capture_default_str()->check(CLI::Range(5, 1000));
   std::string local = "8x8";
@@ -62,14 +63,7 @@ int main(int argc, char** argv) {
   std::string vct_json_out;
   vct->add_option("--json-out", vct_json_out, "Also write the JSON object to this file (the tables still print)");
   bench::PathTraceCommand pathtrace(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tessera-bench: error: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
   try {
     if (pathtrace.parsed()) return pathtrace.run();
     if (vct->parsed()) {
@@ -91,7 +85,7 @@ int main(int argc, char** argv) {
     char x = 0, extra = 0;
     if (std::sscanf(local.c_str(), "%u%c%u%c", &options.local_x, &x, &options.local_y, &extra) != 3 || x != 'x' ||
         options.local_x == 0 || options.local_y == 0 || options.local_x * options.local_y > 1024)
-      throw Error("bad --local '" + local + "' (expected WxH such as 8x8, at most 1024 work-items)");
+      throw UsageError("bad --local '" + local + "' (expected WxH such as 8x8, at most 1024 work-items)");
     nlohmann::json all = nlohmann::json::array();
     for (const auto& scene : scenes) {
       const auto r = bench::run_ray_bench(scene, options);
@@ -116,7 +110,6 @@ int main(int argc, char** argv) {
     if (json) std::cout << all.dump(2) << std::endl;
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-bench: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/progress.h"
 #include "common/cl/device_selection.h"
@@ -29,9 +30,9 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
   unsigned w = 0, h = 0;
   char x = 0, extra = 0;
   if (std::sscanf(text.c_str(), "%u%c%u%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X'))
-    throw Error("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
+    throw UsageError("bad --size '" + text + "' (expected WIDTHxHEIGHT such as 1024x1024)");
   if (w == 0 || h == 0 || w > kMaxSide || h > kMaxSide)
-    throw Error("bad --size '" + text + "': each side must be 1.." + std::to_string(kMaxSide));
+    throw UsageError("bad --size '" + text + "': each side must be 1.." + std::to_string(kMaxSide));
   return {w, h};
 }
 
@@ -107,7 +108,8 @@ int main(int argc, char** argv) {
   bool list_devices = false, json = false;
   app.add_option("scene", scene_path, "Packed scene (.tpk)");
   app.add_option("-o,--output", output, "Output PNG (written atomically)");
-  app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")->capture_default_str();
+  app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")
+      ->capture_default_str()->check(CLI::IsMember({"raytrace", "pathtrace", "vct"}));
   app.add_option("--size", size, "Image size WIDTHxHEIGHT")->capture_default_str();
   app.add_option("--pose", pose_text, "Camera pose px,py,pz,qw,qx,qy,qz (camera looks down -z, +y up)");
   app.add_option("--eye", eye, "Camera position X,Y,Z (with --target)");
@@ -126,9 +128,13 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "auto | gpu | cpu | <index> (OpenCL) | host (kernels compiled for this CPU)")
       ->capture_default_str();
   app.add_option("--gpu-mem-limit", mem_limit, "Refuse scenes that need more device memory, e.g. 950M");
-  app.add_option("--max-depth", max_depth, "Mirror/glass bounces")->capture_default_str()->check(CLI::Range(0u, 32u));
-  app.add_option("--light-samples", light_samples, "Shadow rays toward emissive triangles per hit")
-      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_option("--max-depth", max_depth,
+                 "raytrace, vct: mirror/glass bounces (default 6); pathtrace: path vertices (default 8)")
+      ->check(CLI::Range(0u, 32u));
+  app.add_option("--light-samples", light_samples,
+                 "raytrace, vct: shadow rays toward emissive triangles per hit (default 4); pathtrace: emitter "
+                 "samples per vertex (default 1)")
+      ->check(CLI::Range(0u, 256u));
   app.add_option("--exposure", exposure, "Multiplier on radiance before sRGB encoding")->capture_default_str();
   app.add_option("--texture-filter", texture_filter,
                  "raytrace, vct: cone (mip level from each ray's cone, trilinear) | none (bilinear in level 0, e.g. for "
@@ -187,25 +193,18 @@ int main(int argc, char** argv) {
   app.add_option("--move-light", move_light,
                  "vct: after voxelizing, move light 0 to X,Y,Z (a directional light: new direction) and relight");
   app.add_flag("--json", json, "Print timings and device as JSON");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tessera-render: error: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
   try {
     if (list_devices) {
       std::cout << cl::format_device_list(cl::enumerate_devices());
       return 0;
     }
-    if (scene_path.empty()) throw Error("no scene given (see --help)");
-    if (output.empty()) throw Error("no output given: -o OUT.png");
+    if (scene_path.empty()) throw UsageError("no scene given (see --help)");
+    if (output.empty()) throw UsageError("no output given: -o OUT.png");
     if (mode != "raytrace" && mode != "pathtrace" && mode != "vct")
-      throw Error("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");
+      throw UsageError("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");
     for (const char* option : {"--vct-grid", "--vct-preset", "--shadow-cone", "--vct-solid", "--vct-output", "--vct-cone-offset", "--move-light"})
-      if (mode != "vct" && app.count(option) > 0) throw Error(std::string(option) + " needs --mode vct");
+      if (mode != "vct" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode vct");
     if (mode == "vct") {
       if (app.count("--vct-grid") > 0) validate_vct_grid(vct_grid);
       validate_vct_preset(vct.frame.preset);
@@ -213,15 +212,15 @@ int main(int argc, char** argv) {
       vct.frame.output = parse_vct_output(vct_output);
       if (!move_light.empty()) vct.move_light = parse_vec3(move_light, "--move-light");
       if (!(vct.frame.cone_offset_voxels >= 0.0f && vct.frame.cone_offset_voxels <= 8.0f))
-        throw Error("--vct-cone-offset must be in 0..8 voxels");
+        throw UsageError("--vct-cone-offset must be in 0..8 voxels");
     }
     const bool pathtrace = mode == "pathtrace";
     for (const char* option : {"--stereo", "--ipd", "--gaze", "--spp", "--pt-variant", "--depth-threshold", "--p-max", "--rr-depth",
                                "--median-max-spp", "--launch-samples", "--cpu-threads", "--no-reproject", "--no-gaze-stop",
                                "--no-median", "--stop-compensate", "--visibility-ray"})
-      if (!pathtrace && app.count(option) > 0) throw Error(std::string(option) + " needs --mode pathtrace");
-    if (app.count("--ipd") > 0 && !(ipd >= 0.0f)) throw Error("--ipd must not be negative");
-    if (app.count("--ipd") > 0 && !stereo) throw Error("--ipd needs --stereo");
+      if (!pathtrace && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode pathtrace");
+    if (app.count("--ipd") > 0 && !(ipd >= 0.0f)) throw UsageError("--ipd must not be negative");
+    if (app.count("--ipd") > 0 && !stereo) throw UsageError("--ipd needs --stereo");
     if (pathtrace) {
       pt.variant = parse_pt_variant(pt_variant);
       pt.reproject = !no_reproject;
@@ -230,29 +229,29 @@ int main(int argc, char** argv) {
       pt.stop_compensate = stop_compensate;
       pt.visibility_ray = visibility_ray;
     }
-    if (pathtrace && app.count("--aa") > 0) throw Error("--aa needs --mode raytrace or vct (pathtrace jitters its own samples)");
-    if (eye_view_texts.size() > 2) throw Error("--eye-view given " + std::to_string(eye_view_texts.size()) + " times (once: mono, twice: stereo)");
+    if (pathtrace && app.count("--aa") > 0) throw UsageError("--aa needs --mode raytrace or vct (pathtrace jitters its own samples)");
+    if (eye_view_texts.size() > 2) throw UsageError("--eye-view given " + std::to_string(eye_view_texts.size()) + " times (once: mono, twice: stereo)");
     if (!eye_view_texts.empty()) {
       for (const char* option : {"--pose", "--eye", "--target", "--up", "--fov", "--ipd"})
-        if (app.count(option) > 0) throw Error(std::string(option) + " does not apply with --eye-view (it gives each eye exactly)");
-      if (stereo && eye_view_texts.size() != 2) throw Error("--stereo with --eye-view needs two of them (left, right)");
+        if (app.count(option) > 0) throw UsageError(std::string(option) + " does not apply with --eye-view (it gives each eye exactly)");
+      if (stereo && eye_view_texts.size() != 2) throw UsageError("--stereo with --eye-view needs two of them (left, right)");
     }
     const std::array<float, 2> gaze = gaze_text.empty() ? std::array<float, 2>{0.5f, 0.5f} : parse_gaze(gaze_text);
     const auto [width, height] = parse_size(size);
     std::vector<EyeView> eye_views;
-    for (const auto& text : eye_view_texts) eye_views.push_back(parse_eye_view(text));
-    if (!pose_text.empty() && !eye.empty()) throw Error("give either --pose or --eye/--target, not both");
-    if (!eye.empty() && target.empty()) throw Error("--eye needs --target");
+    for (const auto& text : eye_view_texts) eye_views.push_back(cli::option_value([&] { return parse_eye_view(text); }));
+    if (!pose_text.empty() && !eye.empty()) throw UsageError("give either --pose or --eye/--target, not both");
+    if (!eye.empty() && target.empty()) throw UsageError("--eye needs --target");
     RendererOptions renderer_options;
     renderer_options.device = device;
     if (!mem_limit.empty()) renderer_options.gpu_memory_limit = cl::parse_memory_size(mem_limit);
-    if (!(exposure > 0.0f)) throw Error("--exposure must be positive");
+    if (!(exposure > 0.0f)) throw UsageError("--exposure must be positive");
 
     const PackedScene scene = PackedScene::load(scene_path);
     CameraSpec camera_spec;
     camera_spec.pose = pose_from_manifest(scene.manifest().camera());
     camera_spec.vertical_fov_degrees = fov > 0 ? fov : scene.manifest().camera().vertical_fov_degrees();
-    if (!pose_text.empty()) camera_spec.pose = parse_pose(pose_text);
+    if (!pose_text.empty()) camera_spec.pose = cli::option_value([&] { return parse_pose(pose_text); });
     if (!eye.empty())
       camera_spec.pose = look_at(parse_vec3(eye, "--eye"), parse_vec3(target, "--target"), parse_vec3(up, "--up"));
     // The whole-image camera of each eye: the explicit eye views, else the head (raytrace and vct are
@@ -320,7 +319,6 @@ int main(int argc, char** argv) {
     }
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-render: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

@@ -8,6 +8,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
 #include "common/cl/device_selection.h"
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
       "the network thread sends finished tiles back. Stops cleanly on SIGINT/SIGTERM.",
       "tessera-worker"};
   std::string listen = "0.0.0.0:7100", scenes_dir, secret_file, device = "auto", mem_limit, name, port_file, max_scene = "4G";
-  unsigned threads = 0, max_connections = 32, slowdown_ms = 0;
+  unsigned threads = 0, max_connections = 32, slowdown_ms = 0, encode_threads = 0, send_backlog_mib = 64;
   double heartbeat_timeout = 30;
   bool quiet = false;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port, see --port-file)")->capture_default_str();
@@ -49,6 +50,11 @@ int main(int argc, char** argv) {
   app.add_option("--slowdown-ms", slowdown_ms, "Sleep this long after every tile: emulates a slower device (tests, "
                                                "load-balancing experiments)")
       ->capture_default_str();
+  app.add_option("--encode-threads", encode_threads, "Threads encoding finished tiles beside the render thread (0 = half the cores)")
+      ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_option("--send-backlog", send_backlog_mib, "MiB of output a master's connection may have waiting before its "
+                                                     "rendering pauses (other masters' does not)")
+      ->capture_default_str()->check(CLI::Range(1u, 4096u));
   unsigned cpu_threads = 0;
   app.add_option("--cpu-threads", cpu_threads, "pathtrace: CPU helper threads tracing extra samples beside an OpenCL device")
       ->capture_default_str()->check(CLI::Range(0u, 256u));
@@ -62,29 +68,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--beacon-interval", beacon_interval, "Seconds between beacons")->capture_default_str()->check(CLI::Range(0.05, 3600.0));
   app.add_flag("--quiet", quiet, "Log only warnings");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tessera-worker: error: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
   net::set_log_program("tessera-worker");
   net::set_log_quiet(quiet);
   try {
     worker::WorkerConfig config;
-    config.secret = net::load_secret(secret_file);
     config.device = device;
     config.host_threads = threads;
     if (!mem_limit.empty()) config.gpu_memory_limit = cl::parse_memory_size(mem_limit);
     config.max_scene_bytes = cl::parse_memory_size(max_scene);
     config.max_connections = max_connections;
     config.slowdown_ms = slowdown_ms;
+    config.send_backlog_bytes = uint64_t(send_backlog_mib) << 20;
     config.pathtrace_cpu_threads = cpu_threads;
     config.heartbeat_timeout = std::chrono::milliseconds(int64_t(heartbeat_timeout * 1000));
-    const net::HostPort address = net::parse_host_port(listen, "--listen", true);
-    if (device != "host" && threads != 0) throw Error("--threads applies to --device host only");
+    const net::HostPort address = cli::option_value([&] { return net::parse_host_port(listen, "--listen", true); });
+    if (device != "host" && threads != 0) throw UsageError("--threads applies to --device host only");
+    config.secret = net::load_secret(secret_file);  // after the option checks: a bad option is a usage error
     if (device == "host") {
       config.device_name = "host (" + std::to_string(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) + " threads)";
     } else {  // pick the device now, so a bad --device is an error at start-up, not at the first scene
@@ -100,9 +100,10 @@ int main(int argc, char** argv) {
     worker::SceneStore scenes(scenes_dir, renderer);
     worker::RenderThread render;
     worker::WorkerCounters counters;
+    TaskPool encoders(encode_threads);
 
     asio::io_context io;
-    worker::WorkerServer server(io, {config, scenes, render, counters});
+    worker::WorkerServer server(io, {config, scenes, render, counters, &encoders});
     const net::HostPort bound = server.listen(address);
     if (name.empty()) {
       char host[256] = "worker";
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
       message.set_name(name.substr(0, net::kMaxBeaconName));
       message.set_device(config.device_name.substr(0, net::kMaxBeaconName));
       message.set_instance(std::random_device{}() * 0x100000000ull + std::random_device{}());
-      worker::BeaconOptions options{net::parse_host_port_list(beacon_to, "--beacon-to"),
+      worker::BeaconOptions options{cli::option_value([&] { return net::parse_host_port_list(beacon_to, "--beacon-to"); }),
                                     std::chrono::milliseconds(int64_t(beacon_interval * 1000))};
       beacon_sender.emplace(io, options, message);
       beacon_sender->start();
@@ -148,7 +149,6 @@ int main(int argc, char** argv) {
     net::log_info("stopped (" + std::to_string(counters.tiles_rendered.load()) + " tiles rendered)");
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-worker: error: %s\n", e.what());
-    return 1;
+    return cli::fail(app, e);
   }
 }

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/cl/cl_error.h"
 #include "common/cl/memory_size.h"
 
@@ -121,7 +122,7 @@ const DeviceInfo& select_device(const std::vector<DeviceInfo>& devices, std::str
     throw Error("--device " + key + ": device index out of range (devices: " + device_summary(devices) +
                 "); see --list-devices");
   }
-  throw Error("--device '" + std::string(spec) +
+  throw UsageError("--device '" + std::string(spec) +
               "': unknown device; expected auto, gpu, cpu or a device index (see --list-devices)");
 }
 

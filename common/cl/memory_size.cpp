@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 
 namespace tessera::cl {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 __extension__ typedef unsigned __int128 uint128;  // exact fraction arithmetic; GCC and Clang
 
 [[noreturn]] void reject(std::string_view text, const char* why) {
-  throw Error("invalid memory size '" + std::string(text) + "': " + why +
+  throw UsageError("invalid memory size '" + std::string(text) + "': " + why +
               " (examples: 950M, 950MB, 1.5G, 2GiB, 512K, 1048576)");
 }
 

@@ -176,9 +176,10 @@ nlohmann::json to_json(const ImageComparison& c) {
   j["width"] = c.width;
   j["height"] = c.height;
   j["mse"] = c.mse;
-  // JSON has no infinity; a string keeps "identical" distinct from "missing" and float("inf") parses it.
+  // JSON has no infinity: the PSNR of identical images is null, and "identical" says why.
+  j["identical"] = std::isinf(c.psnr);
   if (std::isinf(c.psnr))
-    j["psnr"] = "inf";
+    j["psnr"] = nullptr;
   else
     j["psnr"] = c.psnr;
   j["ssim"] = c.ssim;

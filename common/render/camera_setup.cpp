@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 
 namespace tessera {
 namespace {
@@ -31,11 +32,11 @@ std::vector<float> parse_floats(const std::string& text, size_t count, const std
     char* end = nullptr;
     const float v = std::strtof(item.c_str(), &end);
     if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(v))
-      throw Error("bad " + what + " '" + text + "': '" + item + "' is not a finite number");
+      throw UsageError("bad " + what + " '" + text + "': '" + item + "' is not a finite number");
     values.push_back(v);
   }
   if (values.size() != count)
-    throw Error("bad " + what + " '" + text + "': expected " + std::to_string(count) + " comma-separated numbers");
+    throw UsageError("bad " + what + " '" + text + "': expected " + std::to_string(count) + " comma-separated numbers");
   return values;
 }
 
@@ -133,10 +134,10 @@ std::array<float, 4> quaternion_from_axes(const Vec3& x_axis, const Vec3& y_axis
 
 Pose look_at(const Vec3& eye, const Vec3& target, const Vec3& up_hint) {
   const Vec3 d{target[0] - eye[0], target[1] - eye[1], target[2] - eye[2]};
-  if (dot(d, d) == 0.0f) throw Error("--eye and --target are the same point");
+  if (dot(d, d) == 0.0f) throw UsageError("--eye and --target are the same point");
   const Vec3 f = normalized(d);
   const Vec3 r0 = cross(f, up_hint);
-  if (dot(r0, r0) < 1e-12f) throw Error("--up is parallel to the viewing direction");
+  if (dot(r0, r0) < 1e-12f) throw UsageError("--up is parallel to the viewing direction");
   const Vec3 r = normalized(r0);
   const Vec3 u = cross(r, f);
   Pose pose;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 
 namespace tessera {
 
@@ -33,11 +34,11 @@ std::array<float, 2> parse_gaze(const std::string& text, const std::string& what
     char* end = nullptr;
     const float f = std::strtof(item.c_str(), &end);
     if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(f))
-      throw Error("bad " + what + " '" + text + "': expected U,V in [0, 1]");
+      throw UsageError("bad " + what + " '" + text + "': expected U,V in [0, 1]");
     v.push_back(f);
   }
   if (v.size() != 2 || v[0] < 0.0f || v[0] > 1.0f || v[1] < 0.0f || v[1] > 1.0f)
-    throw Error("bad " + what + " '" + text + "': expected U,V in [0, 1]");
+    throw UsageError("bad " + what + " '" + text + "': expected U,V in [0, 1]");
   return {v[0], v[1]};
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 
 namespace tessera {
 namespace {
@@ -17,18 +18,18 @@ std::string number(float x) {
 
 void validate_vct_grid(uint32_t grid, const char* option) {
   if (grid != 64 && grid != 128 && grid != 256 && grid != 512)
-    throw Error(std::string(option) + " " + std::to_string(grid) + " is not one of 64, 128, 256, 512");
+    throw UsageError(std::string(option) + " " + std::to_string(grid) + " is not one of 64, 128, 256, 512");
 }
 
 void validate_vct_preset(int preset, const char* option) {
   if (preset < 1 || preset > 5)
-    throw Error(std::string(option) + " " + std::to_string(preset) +
+    throw UsageError(std::string(option) + " " + std::to_string(preset) +
                 " is not 1..5 (1 basic shading, 2 + hard shadows, 3 + AO, 4 + diffuse GI, 5 + cone-traced soft shadows)");
 }
 
 void validate_shadow_cone(float degrees, const char* option) {
   if (!(degrees >= 2.5f && degrees <= 10.0f))
-    throw Error(std::string(option) + " " + number(degrees) + " is outside 2.5..10 degrees");
+    throw UsageError(std::string(option) + " " + number(degrees) + " is outside 2.5..10 degrees");
 }
 
 VctOutput parse_vct_output(const std::string& text) {
@@ -36,7 +37,7 @@ VctOutput parse_vct_output(const std::string& text) {
   if (text == "ao") return VctOutput::ao;
   if (text == "indirect") return VctOutput::indirect;
   if (text == "ao-reference") return VctOutput::ao_reference;
-  throw Error("--vct-output '" + text + "' is not one of color, ao, indirect, ao-reference");
+  throw UsageError("--vct-output '" + text + "' is not one of color, ao, indirect, ao-reference");
 }
 
 const char* vct_output_name(VctOutput output) {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/base/cli.h"
+#include "common/base/error.h"
 #include "deploy/netem-relay/netem_relay.h"
 
 int main(int argc, char** argv) {
@@ -15,7 +17,8 @@ int main(int argc, char** argv) {
       "delay ± jitter (uniform) while keeping each direction's byte order, so that a master and its workers see a\n"
       "link with latency. --rate additionally serializes all chunks of every route and both directions onto one\n"
       "shared link (half-duplex air time, as on Wi-Fi). Runs until SIGINT or SIGTERM.\n"
-      "Example: tessera-netem-relay --route 127.0.0.1:0=10.77.0.10:7100 --delay 5ms --jitter 2ms --port-file F"};
+      "Example: tessera-netem-relay --route 127.0.0.1:0=10.77.0.10:7100 --delay 5ms --jitter 2ms --port-file F",
+      "tessera-netem-relay"};
   std::vector<std::string> routes;
   std::string delay = "0", jitter = "0", rate = "0", port_file;
   uint64_t seed = 1;
@@ -27,25 +30,26 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed of the jitter's random numbers")->capture_default_str();
   app.add_option("--port-file", port_file, "Write the listening addresses, one HOST:PORT a line in --route order, then "
                                            "go on running (a --workers-file for tessera-master)");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
 
   try {
     netem::LinkProfile profile;
-    profile.delay = netem::parse_duration(delay, "--delay");
-    profile.jitter = netem::parse_duration(jitter, "--jitter");
-    profile.rate_bits_per_s = netem::parse_rate(rate, "--rate");
+    profile.delay = cli::option_value([&] { return netem::parse_duration(delay, "--delay"); });
+    profile.jitter = cli::option_value([&] { return netem::parse_duration(jitter, "--jitter"); });
+    profile.rate_bits_per_s = cli::option_value([&] { return netem::parse_rate(rate, "--rate"); });
     profile.seed = seed;
     if (profile.jitter > profile.delay)
-      throw std::invalid_argument("--jitter (" + jitter + ") must not exceed --delay (" + delay + ")");
+      throw UsageError("--jitter (" + jitter + ") must not exceed --delay (" + delay + ")");
 
     asio::io_context io;
     netem::Relay relay(io, profile);
     std::string listening;
     for (const auto& text : routes) {
       const auto eq = text.find('=');
-      if (eq == std::string::npos) throw std::invalid_argument("--route '" + text + "' is not LISTEN=TARGET");
-      netem::Route route{net::parse_host_port(text.substr(0, eq), "--route listen address", true),
-                         net::parse_host_port(text.substr(eq + 1), "--route target")};
+      if (eq == std::string::npos) throw UsageError("--route '" + text + "' is not LISTEN=TARGET");
+      netem::Route route{
+          cli::option_value([&] { return net::parse_host_port(text.substr(0, eq), "--route listen address", true); }),
+          cli::option_value([&] { return net::parse_host_port(text.substr(eq + 1), "--route target"); })};
       uint16_t port = 0;
       try {
         port = relay.add_route(route);
@@ -71,7 +75,6 @@ int main(int argc, char** argv) {
               << c.bytes_from_target << " bytes back\n";
     return 0;
   } catch (const std::exception& e) {
-    std::cerr << "tessera-netem-relay: error: " << e.what() << "\n";
-    return 2;
+    return cli::fail(app, e);
   }
 }

@@ -24,6 +24,8 @@ class Cluster {
   void start();
   std::optional<LinkEvent> next_event(std::chrono::steady_clock::time_point deadline) { return events_.pop(deadline); }
   void send(int worker, const wire::Envelope& message);
+  // Any thread: queues an event of the master's own (a tile composited) behind the workers' ones.
+  void post(LinkEvent event) { events_.push(std::move(event)); }
   // Ends the worker's connection; a lost (or failed) event follows, then reconnect attempts.
   void drop(int worker, const std::string& reason);
   size_t size() const { return addresses_.size(); }

@@ -13,6 +13,7 @@ struct LinkEvent {
     failed,   // could not get ready (refused, unreachable, scene failed); retried later
     lost,     // was ready, now gone: its tiles must go to others
     message,  // tile results, errors, stats, heartbeats from a ready worker
+    composited,  // the master's own: a tile of `worker` decoded into frame `frame_id` (or `reason` why not)
   };
   Kind kind = Kind::message;
   int worker = -1;
@@ -23,6 +24,9 @@ struct LinkEvent {
   wire::Envelope message;        // message
   uint64_t wire_bytes = 0;       // message: bytes on the wire, length prefix included
   std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+  uint64_t frame_id = 0;          // composited
+  uint32_t tile_id = 0;           // composited
+  double decode_ms = 0, composite_ms = 0;  // composited
 };
 
 }  // namespace tessera::master

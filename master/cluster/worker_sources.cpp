@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/net/discovery.h"
 #include "common/net/log.h"
@@ -46,14 +47,14 @@ std::vector<net::HostPort> worker_addresses(WorkerSourcesCli& cli) {
       addresses = contents.workers;
     }
   } else if (!cli.workers.empty()) {
-    addresses = net::parse_host_port_list(cli.workers, "--workers");
+    addresses = tessera::cli::option_value([&] { return net::parse_host_port_list(cli.workers, "--workers"); });
   } else if (!cli.workers_file.empty()) {
     addresses = net::read_host_port_file(cli.workers_file);
   } else if (!cli.discover) {
-    throw Error("give the workers with --workers, --workers-file, --cluster-file or --discover");
+    throw UsageError("give the workers with --workers, --workers-file, --cluster-file or --discover");
   }
-  if (cli.secret_file.empty()) throw Error("give the shared secret with --secret-file (or secret_file in a --cluster-file)");
-  if (cli.scene.empty()) throw Error("give the scene with --scene (or scene in the --cluster-file)");
+  if (cli.secret_file.empty()) throw UsageError("give the shared secret with --secret-file (or secret_file in a --cluster-file)");
+  if (cli.scene.empty()) throw UsageError("give the scene with --scene (or scene in the --cluster-file)");
   return addresses;
 }
 

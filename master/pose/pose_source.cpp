@@ -1,6 +1,7 @@
 #include "master/pose/pose_source.h"
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "master/pose/fixed_source.h"
 #include "master/pose/orbit_source.h"
 #include "master/pose/trajectory_source.h"
@@ -13,7 +14,7 @@ std::unique_ptr<PoseSource> make_pose_source(const std::string& spec, const tpk:
   if (spec == "orbit") return std::make_unique<OrbitSource>(scene, options.orbit_frames, options.orbit_scale);
   if (spec.rfind("udp://", 0) == 0)
     return std::make_unique<UdpPoseSource>(net::parse_host_port(spec.substr(6), "--poses", true), options.udp_timeout_seconds);
-  if (spec.empty()) throw Error("no pose source: --poses FILE | orbit | camera | udp://HOST:PORT");
+  if (spec.empty()) throw UsageError("no pose source: --poses FILE | orbit | camera | udp://HOST:PORT");
   return std::make_unique<TrajectorySource>(spec);
 }
 

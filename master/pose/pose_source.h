@@ -18,6 +18,8 @@ class PoseSource {
   // How many poses remain known in advance (files), or nullopt (orbit, UDP: unbounded).
   virtual std::optional<size_t> length() const { return std::nullopt; }
   virtual std::string describe() const = 0;
+  // Poses arrive as they happen (a headset): a frame older than one already shown is of no use.
+  virtual bool live() const { return false; }
 };
 
 struct PoseSourceOptions {

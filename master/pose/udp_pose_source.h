@@ -20,6 +20,7 @@ class UdpPoseSource final : public PoseSource {
   ~UdpPoseSource() override;
   std::optional<PoseSample> next() override;
   std::string describe() const override;
+  bool live() const override { return true; }
   uint16_t port() const { return port_; }
 
  private:

@@ -4,6 +4,15 @@
 
 namespace tessera::master {
 
+uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers) {
+  const uint64_t wanted = 8 * std::max<uint64_t>(1, workers);
+  for (uint32_t tile = 256; tile > 32; tile /= 2) {
+    const uint64_t tiles = uint64_t((width + tile - 1) / tile) * ((height + tile - 1) / tile) * (stereo ? 2 : 1);
+    if (tiles >= wanted) return tile;
+  }
+  return 32;
+}
+
 TileScheduler::TileScheduler(SchedulerPolicy policy, ScheduleOutput& output) : policy_(policy), output_(output) {
   policy_.inflight = std::max(1u, policy_.inflight);
 }
@@ -155,7 +164,7 @@ TileScheduler::Receipt TileScheduler::tile_done(int worker, uint64_t id, uint32_
   }
   if (tile >= last_owner_.size()) last_owner_.resize(size_t(tile) + 1, -1);
   last_owner_[tile] = worker;
-  if (policy_.schedule == Schedule::dynamic) place_pending();
+  if (policy_.schedule == Schedule::dynamic && !held_) place_pending();
   return Receipt::accepted;
 }
 
@@ -198,6 +207,16 @@ uint32_t TileScheduler::assignments(uint64_t id) const {
 uint32_t TileScheduler::reassigned(uint64_t id) const {
   const auto it = frames_.find(id);
   return it == frames_.end() ? 0 : it->second.reassigned;
+}
+
+void TileScheduler::release() {
+  held_ = false;
+  if (policy_.schedule == Schedule::dynamic) place_pending();
+}
+
+void TileScheduler::set_inflight(unsigned inflight) {
+  policy_.inflight = std::max(1u, inflight);
+  if (policy_.schedule == Schedule::dynamic) place_pending();
 }
 
 double TileScheduler::speed(int worker) const {

@@ -41,6 +41,11 @@ class ScheduleOutput {
   virtual void cancel_frame(int worker, uint64_t frame) = 0;
 };
 
+// --tile auto: the largest power of two in 32..256 that still gives every worker 8 tiles (tile
+// pairs in pathtrace stereo count once per eye) a frame, so the dynamic schedule can balance;
+// workers render a request's tiles in one launch, so small tiles cost no launches.
+uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers);
+
 class TileScheduler {
  public:
   TileScheduler(SchedulerPolicy policy, ScheduleOutput& output);
@@ -63,6 +68,13 @@ class TileScheduler {
   uint32_t assignments(uint64_t frame) const; // tiles handed out, reassignments included
   uint32_t reassigned(uint64_t frame) const;
   double speed(int worker) const;
+  // dynamic: between hold() and release(), freed slots are not refilled; release() refills them
+  // all at once (one assignment per worker for a burst of finished tiles).
+  void hold() { held_ = true; }
+  void release();
+  // dynamic: tiles per worker at once from now on (at least 1).
+  void set_inflight(unsigned inflight);
+  unsigned inflight() const { return policy_.inflight; }
 
  private:
   struct Worker {
@@ -91,6 +103,7 @@ class TileScheduler {
   std::map<int, Worker> workers_;
   std::map<uint64_t, Frame> frames_;
   std::vector<int> last_owner_;  // per tile id: the worker that delivered it last, -1 none
+  bool held_ = false;
 };
 
 }  // namespace tessera::master

@@ -1,6 +1,7 @@
 #include "master/session/mode_options.h"
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/render/camera_setup.h"
 #include "common/render/stereo.h"
 #include "common/render/vct_options.h"
@@ -41,14 +42,14 @@ void add_mode_options(CLI::App& app, ModeCli& c) {
 
 void apply_mode_options(const CLI::App& app, const std::string& mode, const ModeCli& c, SessionOptions& options) {
   if (mode != "raytrace" && mode != "pathtrace" && mode != "vct")
-    throw Error("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");
+    throw UsageError("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");
   for (const char* option : {"--spp", "--pt-variant", "--depth-threshold", "--p-max", "--rr-depth", "--median-max-spp",
                              "--launch-samples", "--no-reproject", "--no-gaze-stop", "--no-median", "--stop-compensate",
                              "--visibility-ray"})
-    if (mode != "pathtrace" && app.count(option) > 0) throw Error(std::string(option) + " needs --mode pathtrace");
+    if (mode != "pathtrace" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode pathtrace");
   for (const char* option : {"--vct-grid", "--vct-preset", "--shadow-cone", "--vct-solid", "--vct-output", "--vct-cone-offset",
                              "--move-light"})
-    if (mode != "vct" && app.count(option) > 0) throw Error(std::string(option) + " needs --mode vct");
+    if (mode != "vct" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode vct");
   options.mode = mode;
   options.policy.tile_affinity = mode == "pathtrace";  // tiles stay on the worker that accumulates them
   options.stereo = c.stereo || options.ipd > 0;
@@ -58,7 +59,7 @@ void apply_mode_options(const CLI::App& app, const std::string& mode, const Mode
   if (mode == "pathtrace") {
     wire::PathtraceParams& p = options.pathtrace;
     if (c.pt_variant != "plain" && c.pt_variant != "proposed")
-      throw Error("unknown --pt-variant '" + c.pt_variant + "' (expected plain or proposed)");
+      throw UsageError("unknown --pt-variant '" + c.pt_variant + "' (expected plain or proposed)");
     p.set_variant(c.pt_variant == "plain" ? wire::PathtraceParams::PLAIN : wire::PathtraceParams::PROPOSED);
     p.set_spp(c.spp);
     // As tessera-render: path vertices and emitter samples keep the mode's defaults (8, 1) unless given.
@@ -94,7 +95,7 @@ void apply_mode_options(const CLI::App& app, const std::string& mode, const Mode
       case VctOutput::indirect: v.set_output(wire::VctParams::INDIRECT); break;
       case VctOutput::ao_reference: v.set_output(wire::VctParams::AO_REFERENCE); break;
     }
-    if (!(c.cone_offset >= 0.0f && c.cone_offset <= 8.0f)) throw Error("--vct-cone-offset must be in 0..8 voxels");
+    if (!(c.cone_offset >= 0.0f && c.cone_offset <= 8.0f)) throw UsageError("--vct-cone-offset must be in 0..8 voxels");
     v.set_cone_offset_voxels(c.cone_offset);
     if (!c.move_light.empty()) {
       const auto to = parse_vec3(c.move_light, "--move-light");

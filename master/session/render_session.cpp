@@ -6,8 +6,10 @@
 
 #include "common/base/error.h"
 #include "common/base/hash.h"
+#include "common/base/version.h"
 #include "common/net/log.h"
 #include "common/render/stereo.h"
+#include "master/cluster/worker_version.h"
 
 namespace tessera::master {
 namespace {
@@ -58,7 +60,14 @@ RunSummary RenderSession::run() {
       }
       const bool more_to_open = !stop_requested_ && !poses_ended_ && (options_.frames == 0 || frames_opened_ < options_.frames);
       if (open_.empty() && !more_to_open) break;
-      if (auto event = cluster_.next_event(next_check)) handle(*event);
+      if (auto event = cluster_.next_event(next_check)) {
+        // A burst of events (a worker's batch of tiles) frees several slots: they are refilled
+        // together, so the worker gets one assignment to render as one batch, not one per tile.
+        scheduler_.hold();
+        handle(*event);
+        while (auto more = cluster_.next_event(Clock::now())) handle(*more);
+        scheduler_.release();
+      }
       if (Clock::now() >= next_check) {
         check_deadlines();
         update_status();
@@ -120,7 +129,10 @@ bool RenderSession::open_next_frame() {
   const net::TileGrid grid(options_.width, options_.height, options_.tile_size, stereo ? 2 : 1);
   // Scheduling units: tiles, or (pathtrace stereo) tile pairs named by their left eye's id.
   const uint32_t units = tile_pairs_ ? grid.tiles_per_eye() : grid.tile_count();
-  frame.assembler = std::make_unique<FrameAssembler>(grid);
+  frame.assembler = std::make_shared<FrameAssembler>(grid);
+  frame.sent.assign(units, frame.opened);
+  frame.batches.assign(workers_.size(), 0.0);
+  frame.record.stages.pose_wait = ms_between(pose->acquired, frame.opened);
 
   wire::FrameRequest& r = frame.request;
   r.set_frame_id(id);
@@ -166,19 +178,30 @@ bool RenderSession::open_next_frame() {
 void RenderSession::request_tiles(int worker, uint64_t frame_id, const std::vector<uint32_t>& tiles) {
   const auto it = open_.find(frame_id);
   if (it == open_.end()) return;
+  const auto start = Clock::now();
   wire::Envelope m;
   *m.mutable_frame_request() = it->second.request;
+  m.mutable_frame_request()->set_encoding(workers_[size_t(worker)].encoding);
   for (uint32_t t : tiles) m.mutable_frame_request()->add_tiles(t);
   if (scheduler_.outstanding(worker) == tiles.size()) workers_[size_t(worker)].last_progress = Clock::now();
   cluster_.send(worker, m);
+  const auto now = Clock::now();
+  for (uint32_t t : tiles) it->second.sent[t] = now;
+  it->second.record.stages.request_out += ms_between(start, now);
 }
 
 void RenderSession::assign_tiles(int worker, uint64_t frame_id, const std::vector<uint32_t>& tiles) {
+  const auto start = Clock::now();
   wire::Envelope m;
   m.mutable_tile_assign()->set_frame_id(frame_id);
   for (uint32_t t : tiles) m.mutable_tile_assign()->add_tiles(t);
   if (scheduler_.outstanding(worker) == tiles.size()) workers_[size_t(worker)].last_progress = Clock::now();
   cluster_.send(worker, m);
+  const auto it = open_.find(frame_id);
+  if (it == open_.end()) return;
+  const auto now = Clock::now();
+  for (uint32_t t : tiles) it->second.sent[t] = now;
+  it->second.record.stages.request_out += ms_between(start, now);
 }
 
 void RenderSession::cancel_frame(int worker, uint64_t frame_id) {
@@ -205,10 +228,17 @@ void RenderSession::handle(LinkEvent& event) {
       w.device = event.scene.device();
       w.last_progress = Clock::now();
       if (!event.info.name().empty()) w.name = cluster_.address(index).text() + " (" + event.info.name() + ")";
+      {
+        const std::string& host = cluster_.address(index).host;
+        w.loopback = host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+      }
+      choose_encoding(index);
       char load[64];
       std::snprintf(load, sizeof load, "%.0f ms", event.scene.load_ms());
       net::log_info(std::string(rejoin ? "rejoined: " : "ready: ") + w.name + " on " + w.device + ", scene " +
                     (event.pushed ? "pushed and loaded in " : "loaded in ") + load);
+      if (const auto warning = worker_version_warning(w.name, event.info.version(), build_description()); !warning.empty())
+        net::log_warning(warning);
       scheduler_.add_worker(index);
       return;
     }
@@ -226,10 +256,11 @@ void RenderSession::handle(LinkEvent& event) {
                        (taken ? "; its " + std::to_string(taken) + " outstanding tiles go to the other workers" : ""));
       return;
     }
+    case LinkEvent::Kind::composited: return handle_composited(event);
     case LinkEvent::Kind::message: break;
   }
   if (!w.ready) return;
-  const wire::Envelope& m = event.message;
+  wire::Envelope& m = event.message;
   switch (m.body_case()) {
     case wire::Envelope::kHeartbeat:
       if (m.heartbeat().tiles_rendered() != w.tiles_rendered) {
@@ -237,13 +268,13 @@ void RenderSession::handle(LinkEvent& event) {
         w.last_progress = Clock::now();
       }
       return;
-    case wire::Envelope::kTileResult: return handle_tile(index, m.tile_result(), event.wire_bytes);
+    case wire::Envelope::kTileResult: return handle_tile(index, *m.mutable_tile_result(), event.wire_bytes, event.at);
     case wire::Envelope::kTileBatch: {
-      const auto& tiles = m.tile_batch().tiles();
+      auto& tiles = *m.mutable_tile_batch()->mutable_tiles();
       for (int i = 0; i < tiles.size(); ++i) {
         // The batch's wire bytes are spread over its tiles, so per-frame totals stay exact.
         const uint64_t share = event.wire_bytes / uint64_t(tiles.size()) + (i == 0 ? event.wire_bytes % uint64_t(tiles.size()) : 0);
-        handle_tile(index, tiles[i], share);
+        handle_tile(index, tiles[i], share, event.at);
         if (!workers_[size_t(index)].ready || workers_[size_t(index)].dropping) return;
       }
       return;
@@ -254,7 +285,7 @@ void RenderSession::handle(LinkEvent& event) {
   }
 }
 
-void RenderSession::handle_tile(int worker, const wire::TileResult& tile, uint64_t wire_bytes) {
+void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wire_bytes, Clock::time_point received) {
   auto& w = workers_[size_t(worker)];
   w.last_progress = Clock::now();
   const auto it = open_.find(tile.frame_id());
@@ -264,11 +295,15 @@ void RenderSession::handle_tile(int worker, const wire::TileResult& tile, uint64
   }
   OpenFrame& frame = it->second;
   if (frame.assembler->has(tile.tile_id())) {
-    frame.record.duplicates++;
+    // A tile still being composited from a worker lost meanwhile comes back from the worker it
+    // went to next: not a duplicate the workers sent, the first copy counts.
+    const bool reassigned_copy = !frame.assembler->composited(tile.tile_id()) &&
+                                 frame.assembler->owners()[tile.tile_id()] != worker;
+    if (!reassigned_copy) frame.record.duplicates++;
     return;
   }
   try {
-    frame.assembler->add(tile, worker);
+    frame.assembler->claim(tile, worker);
   } catch (const std::exception& e) {
     return drop(worker, std::string("sent a bad tile: ") + e.what());
   }
@@ -277,18 +312,118 @@ void RenderSession::handle_tile(int worker, const wire::TileResult& tile, uint64
   per_worker.cpu_ms += tile.render_cpu_us() / 1000.0;
   per_worker.wire_bytes += wire_bytes;
   frame.record.wire_bytes += wire_bytes;
-  frame.record.pixel_bytes += uint64_t(tile.width()) * tile.height() * 4;
+  const uint64_t pixel_bytes = uint64_t(tile.width()) * tile.height() * 4;
+  frame.record.pixel_bytes += pixel_bytes;
   frame.pixel_samples += double(tile.samples_per_pixel()) * tile.width() * tile.height();
+  const uint32_t n = frame.assembler->grid().tiles_per_eye();
+  const uint32_t unit = tile_pairs_ ? tile.tile_id() % n : tile.tile_id();
+  if (tile.batch_tiles() > 0) {  // a pathtrace pair's times are on its left eye's result
+    StageTimes t;
+    t.queue = tile.queue_us() / 1000.0;
+    t.device = tile.device_us() / 1000.0;
+    t.readback = tile.readback_us() / 1000.0;
+    t.encode = tile.encode_us() / 1000.0;
+    t.wire = std::max(0.0, ms_between(frame.sent[unit], received) - tile.worker_us() / 1000.0);
+    frame.tile_sums.add(t);
+    per_worker.stages.add(t);
+    frame.timed_tiles++;
+    frame.batches[size_t(worker)] += 1.0 / tile.batch_tiles();
+    // What the link and the codec cost, for --compression auto and --inflight auto.
+    if (t.wire > 0) {
+      const double bytes_per_ms = double(wire_bytes) / t.wire;
+      w.link_bytes_per_ms = w.link_bytes_per_ms > 0 ? 0.8 * w.link_bytes_per_ms + 0.2 * bytes_per_ms : bytes_per_ms;
+    }
+    if (tile.encoding() == wire::ZSTD_RGBA8 && pixel_bytes > 0) {
+      const double ratio = double(tile.data().size()) / double(pixel_bytes);
+      w.zstd_ratio = w.zstd_ratio > 0 ? 0.8 * w.zstd_ratio + 0.2 * ratio : ratio;
+      const double per_mb = t.encode / (double(pixel_bytes) / 1e6);
+      w.codec_ms_per_mb = w.codec_ms_per_mb > 0 ? 0.8 * w.codec_ms_per_mb + 0.2 * per_mb : per_mb;
+    }
+    // A tile's trip besides rendering (encode, both directions on the wire), in tiles' render times.
+    const double per_tile_ms = std::max(0.05, tile.render_us() / 1000.0);
+    const double trip = t.wire + t.encode;
+    w.rtt_tiles = w.rtt_tiles > 0 ? 0.8 * w.rtt_tiles + 0.2 * (trip / per_tile_ms) : trip / per_tile_ms;
+  }
+  // Decoded and composited on the pool; the tile counts once that is done (handle_composited).
+  auto assembler = frame.assembler;
+  auto result = std::make_shared<wire::TileResult>();
+  result->Swap(&tile);
+  Cluster* cluster = &cluster_;
+  const uint64_t frame_id = result->frame_id();
+  composite_pool_.post([assembler, result, cluster, worker, frame_id] {
+    LinkEvent done;
+    done.kind = LinkEvent::Kind::composited;
+    done.worker = worker;
+    done.frame_id = frame_id;
+    done.tile_id = result->tile_id();
+    try {
+      const CompositeTiming timing = assembler->composite(*result);
+      done.decode_ms = timing.decode_ms;
+      done.composite_ms = timing.composite_ms;
+    } catch (const std::exception& e) {
+      done.reason = e.what();
+    }
+    cluster->post(std::move(done));
+  });
+}
+
+void RenderSession::handle_composited(const LinkEvent& event) {
+  const int worker = event.worker;
+  const auto it = open_.find(event.frame_id);
+  if (it == open_.end()) return;  // finished or skipped meanwhile
+  OpenFrame& frame = it->second;
+  if (!event.reason.empty()) {
+    frame.assembler->release(event.tile_id);  // the worker's outstanding tiles, this one too, go to others
+    return drop(worker, "sent a bad tile: " + event.reason);
+  }
+  frame.assembler->mark_composited(event.tile_id);
+  frame.composited_tiles++;
+  frame.tile_sums.decode += event.decode_ms;
+  frame.tile_sums.composite += event.composite_ms;
+  auto& per_worker = frame.record.workers[size_t(worker)];
+  per_worker.stages.decode += event.decode_ms;
+  per_worker.stages.composite += event.composite_ms;
   // A pathtrace stereo pair is done when both of its eye tiles are in.
-  uint32_t unit = tile.tile_id();
+  uint32_t unit = event.tile_id;
   if (tile_pairs_) {
     const uint32_t n = frame.assembler->grid().tiles_per_eye();
-    unit = tile.tile_id() % n;
-    if (!frame.assembler->has(unit) || !frame.assembler->has(unit + n)) return;
+    unit = event.tile_id % n;
+    if (!frame.assembler->composited(unit) || !frame.assembler->composited(unit + n)) return;
   }
-  scheduler_.tile_done(worker, tile.frame_id(), unit);
+  scheduler_.tile_done(worker, event.frame_id, unit);
   per_worker.tiles++;
-  if (frame.assembler->complete()) finish_frame(tile.frame_id());
+  if (frame.assembler->complete()) finish_frame(event.frame_id);
+}
+
+void RenderSession::choose_encoding(int worker) {
+  WorkerView& w = workers_[size_t(worker)];
+  if (!options_.compression_auto) {
+    w.encoding = options_.encoding;
+    return;
+  }
+  // Raw where the link is faster than compressing: always on loopback; elsewhere once the
+  // measured link moves a tile's saved bytes quicker than zstd encodes and decodes them.
+  if (w.loopback) {
+    w.encoding = wire::RAW_RGBA8;
+    return;
+  }
+  if (w.link_bytes_per_ms <= 0 || w.zstd_ratio <= 0) {
+    w.encoding = wire::ZSTD_RGBA8;
+    return;
+  }
+  const double saved_ms_per_mb = (1.0 - w.zstd_ratio) * 1e6 / w.link_bytes_per_ms;
+  const double codec_ms_per_mb = w.codec_ms_per_mb * 2.0;  // decoding costs about what encoding does
+  if (w.encoding == wire::ZSTD_RGBA8 && saved_ms_per_mb * 1.2 < codec_ms_per_mb) w.encoding = wire::RAW_RGBA8;
+  else if (w.encoding == wire::RAW_RGBA8 && saved_ms_per_mb > codec_ms_per_mb * 1.2) w.encoding = wire::ZSTD_RGBA8;
+}
+
+void RenderSession::tune_inflight() {
+  if (!options_.inflight_auto || options_.policy.schedule != Schedule::dynamic) return;
+  // Enough tiles in flight that a worker renders on while finished ones travel.
+  double most = 0;
+  for (const auto& w : workers_)
+    if (w.ready) most = std::max(most, w.rtt_tiles);
+  scheduler_.set_inflight(std::clamp(unsigned(std::ceil(most)) + 2u, 2u, 32u));
 }
 
 void RenderSession::finish_frame(uint64_t frame_id) {
@@ -305,28 +440,63 @@ void RenderSession::finish_frame(uint64_t frame_id) {
   record.frame_ms = ms_between(frame.opened, now);
   record.latency_ms = ms_between(frame.pose.acquired, now);
   record.completed_s = ms_between(started_, now) / 1000.0;
+  if (frame.timed_tiles) {
+    StageTimes means = frame.tile_sums;
+    means.decode = means.composite = 0;
+    means.pose_wait = means.request_out = means.output = 0;
+    record.stages.add(means, 1.0 / frame.timed_tiles);
+  }
+  if (frame.composited_tiles) {
+    record.stages.decode = frame.tile_sums.decode / frame.composited_tiles;
+    record.stages.composite = frame.tile_sums.composite / frame.composited_tiles;
+  }
+  for (size_t i = 0; i < record.workers.size(); ++i) {
+    auto& pw = record.workers[i];
+    if (!pw.tiles) continue;
+    StageTimes sums = pw.stages;
+    pw.stages = StageTimes{};
+    pw.stages.add(sums, 1.0 / pw.tiles);
+    pw.batches = uint32_t(std::lround(frame.batches[i]));
+  }
   scheduler_.close_frame(frame_id);
   for (size_t i = 0; i < record.workers.size(); ++i)
     if (record.workers[i].tiles && record.workers[i].busy_ms > 0)
       scheduler_.record_speed(int(i), record.workers[i].tiles / (record.workers[i].busy_ms / 1000.0));
+  const auto output_start = Clock::now();
   if (writer_)
     writer_->push({frame.index, frame.assembler->take_image(), frame.assembler->grid(), frame.assembler->owners()});
+  record.stages.output = ms_between(output_start, Clock::now());
   records_.push_back(record);
   open_.erase(it);
+  // Live poses with frames pipelined: an older frame still open would be shown after this newer
+  // one, so no one would see it. Its tiles are cancelled on the workers.
+  if (poses_.live()) {
+    std::vector<uint64_t> older;
+    for (const auto& [id, open] : open_)
+      if (id < frame_id) older.push_back(id);
+    for (uint64_t id : older) abandon_frame(id, "superseded by a newer frame", true);
+  }
+  for (size_t i = 0; i < workers_.size(); ++i) choose_encoding(int(i));
+  tune_inflight();
 }
 
-void RenderSession::abandon_frame(uint64_t frame_id, const std::string& why) {
+void RenderSession::abandon_frame(uint64_t frame_id, const std::string& why, bool superseded) {
   auto it = open_.find(frame_id);
   OpenFrame& frame = it->second;
   FrameRecord record = frame.record;
   record.complete = false;
+  record.superseded = superseded;
   record.tiles_received = units_received(*frame.assembler);
   record.assignments = scheduler_.assignments(frame_id);
   record.reassigned = scheduler_.reassigned(frame_id);
   record.frame_ms = ms_between(frame.opened, Clock::now());
   record.note = why;
-  net::log_warning("frame " + std::to_string(frame.index) + " skipped, not written: " + why + " (" +
-                   std::to_string(record.tiles_received) + " of " + std::to_string(record.tiles) + " tiles arrived)");
+  const std::string text = "frame " + std::to_string(frame.index) + " skipped, not written: " + why + " (" +
+                           std::to_string(record.tiles_received) + " of " + std::to_string(record.tiles) + " tiles arrived)";
+  if (superseded)
+    net::log_info(text);
+  else
+    net::log_warning(text);
   scheduler_.close_frame(frame_id);
   records_.push_back(record);
   open_.erase(it);
@@ -375,10 +545,18 @@ void RenderSession::update_status() {
   size_t ready = 0;
   for (const auto& w : workers_) ready += w.ready;
   const RunSummary s = summary();
-  char text[160];
-  std::snprintf(text, sizeof text, "%zu done | %.1f ms/frame | %.2f fps | %zu/%zu workers | %.0f KB/frame%s", s.frames_complete,
-                s.mean_frame_ms, s.frames_per_second, ready, workers_.size(), s.mean_wire_bytes / 1024.0,
-                s.frames_failed ? (" | " + std::to_string(s.frames_failed) + " skipped").c_str() : "");
+  char text[320];
+  int used = std::snprintf(text, sizeof text, "%zu done | %.1f ms/frame | %.2f fps | %zu/%zu workers | %.0f KB/frame%s", s.frames_complete,
+                           s.mean_frame_ms, s.frames_per_second, ready, workers_.size(), s.mean_wire_bytes / 1024.0,
+                           s.frames_failed ? (" | " + std::to_string(s.frames_failed) + " skipped").c_str() : "");
+  // The last whole frame, stage by stage (tile stages are means over its tiles).
+  const auto last = std::find_if(records_.rbegin(), records_.rend(), [](const FrameRecord& r) { return r.complete; });
+  if (last != records_.rend() && used > 0 && size_t(used) < sizeof text) {
+    const StageTimes& t = last->stages;
+    std::snprintf(text + used, sizeof text - size_t(used),
+                  " | ms: pose %.1f req %.1f queue %.1f dev %.1f read %.1f enc %.1f wire %.1f dec %.1f comp %.1f out %.1f",
+                  t.pose_wait, t.request_out, t.queue, t.device, t.readback, t.encode, t.wire, t.decode, t.composite, t.output);
+  }
   const double fraction = options_.frames ? double(records_.size()) / double(options_.frames) : 0.0;
   status_->update(fraction, text);
 }
@@ -389,6 +567,8 @@ RunSummary RenderSession::summary() const {
     base.worker_names.push_back(w.name);
     base.worker_devices.push_back(w.device);
   }
+  base.mode = options_.mode;
+  base.stereo = options_.stereo;
   base.schedule = options_.policy.schedule == Schedule::static_split ? "static" : "dynamic";
   base.scene = scene_.name;
   base.poses = poses_.describe();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/base/progress.h"
+#include "common/base/task_pool.h"
 #include "master/cluster/cluster.h"
 #include "master/frame/frame_assembler.h"
 #include "master/output/frame_writer.h"
@@ -37,10 +38,15 @@ class RenderSession final : private ScheduleOutput {
     size_t index = 0;
     PoseSample pose;
     wire::FrameRequest request;  // without tiles
-    std::unique_ptr<FrameAssembler> assembler;
+    // Shared with the composite pool, which decodes tiles straight into its image.
+    std::shared_ptr<FrameAssembler> assembler;
     Clock::time_point opened;
     FrameRecord record;
     double pixel_samples = 0;  // pathtrace: samples per pixel x pixels over the tiles that arrived
+    std::vector<Clock::time_point> sent;  // per scheduling unit: when it last went to a worker
+    StageTimes tile_sums;                 // per tile stages, summed over the timed tiles
+    uint32_t timed_tiles = 0, composited_tiles = 0;
+    std::vector<double> batches;          // per worker: sum of 1 / batch size over its tiles
   };
   struct WorkerView {
     std::string name;  // address, then the worker's own name
@@ -50,6 +56,12 @@ class RenderSession final : private ScheduleOutput {
     std::string last_failure;
     uint64_t tiles_rendered = 0;
     Clock::time_point last_progress;
+    wire::TileEncoding encoding = wire::ZSTD_RGBA8;  // what its link gets (--compression auto: by measurement)
+    bool loopback = false;
+    double link_bytes_per_ms = 0;  // measured on its tiles (moving average)
+    double zstd_ratio = 0;         // wire bytes / pixel bytes of its zstd tiles (moving average)
+    double codec_ms_per_mb = 0;    // encode + decode per MB of pixels (moving average)
+    double rtt_tiles = 0;          // tiles it could render while one travels (for --inflight auto)
   };
 
   void request_tiles(int worker, uint64_t frame, const std::vector<uint32_t>& tiles) override;
@@ -59,10 +71,13 @@ class RenderSession final : private ScheduleOutput {
   void wait_for_workers();
   bool open_next_frame();
   void handle(LinkEvent& event);
-  void handle_tile(int worker, const wire::TileResult& tile, uint64_t wire_bytes);
+  void handle_tile(int worker, wire::TileResult& tile, uint64_t wire_bytes, Clock::time_point received);
+  void handle_composited(const LinkEvent& event);
+  void choose_encoding(int worker);
+  void tune_inflight();
   void finish_frame(uint64_t frame_id);
   uint32_t units_received(const FrameAssembler& assembler) const;  // tiles, or whole pathtrace stereo pairs
-  void abandon_frame(uint64_t frame_id, const std::string& why);
+  void abandon_frame(uint64_t frame_id, const std::string& why, bool superseded = false);
   void check_deadlines();
   void drop(int worker, const std::string& reason);
   void update_status();
@@ -87,6 +102,7 @@ class RenderSession final : private ScheduleOutput {
   Clock::time_point started_;
   uint64_t late_tiles_ = 0;
   std::unique_ptr<ProgressBar> status_;
+  TaskPool composite_pool_;
 };
 
 }  // namespace tessera::master

@@ -22,6 +22,8 @@ struct SessionOptions {
   wire::VctParams vct;
   std::optional<std::array<float, 2>> gaze; // for poses without one (workers take the image centre)
   wire::TileEncoding encoding = wire::ZSTD_RGBA8;
+  bool compression_auto = false;            // per link: raw on loopback and fast links, else `encoding`
+  bool inflight_auto = false;               // dynamic: in-flight depth from each worker's measured round trip
   int zstd_level = 1;
   SchedulerPolicy policy;
   unsigned pipeline = 1;                    // frames in flight at once

@@ -7,14 +7,54 @@
 
 namespace tessera::master {
 
+const std::vector<std::string>& StageTimes::names() {
+  static const std::vector<std::string> names{"pose_wait", "request_out", "queue",     "device", "readback",
+                                              "encode",    "wire",        "decode",    "composite", "output"};
+  return names;
+}
+
+std::vector<double> StageTimes::values() const {
+  return {pose_wait, request_out, queue, device, readback, encode, wire, decode, composite, output};
+}
+
+void StageTimes::add(const StageTimes& o, double w) {
+  pose_wait += o.pose_wait * w;
+  request_out += o.request_out * w;
+  queue += o.queue * w;
+  device += o.device * w;
+  readback += o.readback * w;
+  encode += o.encode * w;
+  wire += o.wire * w;
+  decode += o.decode * w;
+  composite += o.composite * w;
+  output += o.output * w;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+nlohmann::json stages_json(const StageTimes& t) {
+  nlohmann::json j = nlohmann::json::object();
+  const auto values = t.values();
+  for (size_t i = 0; i < values.size(); ++i) j[StageTimes::names()[i]] = values[i];
+  return j;
+}
+
+}  // namespace
+
 RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary s) {
   std::vector<double> times, completions;
   double latency = 0, bytes = 0, after_first = 0;
   size_t after_first_count = 0;
-  s.frames_complete = s.frames_failed = 0;
+  s.frames_complete = s.frames_failed = s.frames_superseded = 0;
   for (const auto& r : records) {
     if (!r.complete) {
-      ++s.frames_failed;
+      ++(r.superseded ? s.frames_superseded : s.frames_failed);
       continue;
     }
     if (s.frames_complete > 0) {
@@ -42,9 +82,21 @@ RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary s) {
     else
       s.mean_interval_ms = s.mean_frame_ms;
     s.median_frame_ms = times[times.size() / 2];
+    s.p95_frame_ms = times[std::min(times.size() - 1, size_t(double(times.size()) * 0.95))];
     s.mean_frame_ms_after_first = after_first_count ? after_first / double(after_first_count) : s.mean_frame_ms;
     if (!after_first_count) s.min_frame_ms_after_first = s.mean_frame_ms;
   }
+  std::vector<std::vector<double>> per_stage(StageTimes::names().size());
+  for (const auto& r : records)
+    if (r.complete) {
+      const auto values = r.stages.values();
+      for (size_t i = 0; i < values.size(); ++i) per_stage[i].push_back(values[i]);
+    }
+  double* medians[] = {&s.median_stages.pose_wait, &s.median_stages.request_out, &s.median_stages.queue,
+                       &s.median_stages.device,    &s.median_stages.readback,    &s.median_stages.encode,
+                       &s.median_stages.wire,      &s.median_stages.decode,      &s.median_stages.composite,
+                       &s.median_stages.output};
+  for (size_t i = 0; i < per_stage.size(); ++i) *medians[i] = median_of(per_stage[i]);
   if (s.wall_seconds > 0) s.frames_per_second = double(s.frames_complete) / s.wall_seconds;
   return s;
 }
@@ -52,6 +104,8 @@ RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary s) {
 nlohmann::json to_json(const RunSummary& s) {
   return {{"workers", s.worker_names},
           {"devices", s.worker_devices},
+          {"mode", s.mode},
+          {"stereo", s.stereo},
           {"schedule", s.schedule},
           {"scene", s.scene},
           {"poses", s.poses},
@@ -60,6 +114,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"tile", s.tile_size},
           {"frames_complete", s.frames_complete},
           {"frames_failed", s.frames_failed},
+          {"frames_superseded", s.frames_superseded},
           {"wall_seconds", s.wall_seconds},
           {"frames_per_second", s.frames_per_second},
           {"mean_frame_ms", s.mean_frame_ms},
@@ -67,6 +122,8 @@ nlohmann::json to_json(const RunSummary& s) {
           {"min_frame_ms_after_first", s.min_frame_ms_after_first},
           {"mean_interval_ms", s.mean_interval_ms},
           {"median_frame_ms", s.median_frame_ms},
+          {"p95_frame_ms", s.p95_frame_ms},
+          {"median_stages_ms", stages_json(s.median_stages)},
           {"mean_latency_ms", s.mean_latency_ms},
           {"mean_wire_bytes", s.mean_wire_bytes}};
 }
@@ -78,12 +135,15 @@ nlohmann::json to_json(const FrameRecord& r, const std::vector<std::string>& nam
                        {"tiles", r.workers[i].tiles},
                        {"busy_ms", r.workers[i].busy_ms},
                        {"cpu_ms", r.workers[i].cpu_ms},
-                       {"wire_bytes", r.workers[i].wire_bytes}});
+                       {"wire_bytes", r.workers[i].wire_bytes},
+                       {"batches", r.workers[i].batches},
+                       {"stages_ms", stages_json(r.workers[i].stages)}});
   return {{"index", r.index},         {"frame_id", r.frame_id},     {"pose_time", r.pose_time},
-          {"complete", r.complete},   {"frame_ms", r.frame_ms},     {"latency_ms", r.latency_ms}, {"completed_s", r.completed_s},
+          {"complete", r.complete}, {"superseded", r.superseded},   {"frame_ms", r.frame_ms},     {"latency_ms", r.latency_ms}, {"completed_s", r.completed_s},
           {"tiles", r.tiles},         {"tiles_received", r.tiles_received},
           {"assignments", r.assignments}, {"reassigned", r.reassigned}, {"duplicates", r.duplicates},
-          {"wire_bytes", r.wire_bytes}, {"pixel_bytes", r.pixel_bytes}, {"samples_per_pixel", r.samples_per_pixel}, {"workers", workers},
+          {"wire_bytes", r.wire_bytes}, {"pixel_bytes", r.pixel_bytes}, {"samples_per_pixel", r.samples_per_pixel},
+          {"stages_ms", stages_json(r.stages)}, {"workers", workers},
           {"note", r.note}};
 }
 
@@ -96,16 +156,23 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
   } else {
     std::ostringstream csv;
     csv << "index,frame_id,pose_time,complete,frame_ms,latency_ms,tiles,tiles_received,assignments,reassigned,duplicates,"
-           "wire_bytes,pixel_bytes";
-    for (size_t i = 0; i < summary.worker_names.size(); ++i) csv << ",w" << i << "_tiles,w" << i << "_busy_ms,w" << i << "_cpu_ms,w" << i << "_bytes";
+           "wire_bytes,pixel_bytes,samples_per_pixel";
+    for (const auto& stage : StageTimes::names()) csv << ',' << stage << "_ms";
+    for (size_t i = 0; i < summary.worker_names.size(); ++i) {
+      csv << ",w" << i << "_tiles,w" << i << "_busy_ms,w" << i << "_cpu_ms,w" << i << "_bytes,w" << i << "_batches";
+      for (const auto& stage : {"queue", "device", "readback", "encode", "wire"}) csv << ",w" << i << '_' << stage << "_ms";
+    }
     csv << ",note\n";
     for (const auto& r : records) {
       csv << r.index << ',' << r.frame_id << ',' << r.pose_time << ',' << (r.complete ? 1 : 0) << ',' << r.frame_ms << ','
           << r.latency_ms << ',' << r.tiles << ',' << r.tiles_received << ',' << r.assignments << ',' << r.reassigned << ','
-          << r.duplicates << ',' << r.wire_bytes << ',' << r.pixel_bytes;
+          << r.duplicates << ',' << r.wire_bytes << ',' << r.pixel_bytes << ',' << r.samples_per_pixel;
+      for (double v : r.stages.values()) csv << ',' << v;
       for (size_t i = 0; i < summary.worker_names.size(); ++i) {
         const WorkerFrameStats w = i < r.workers.size() ? r.workers[i] : WorkerFrameStats{};
-        csv << ',' << w.tiles << ',' << w.busy_ms << ',' << w.cpu_ms << ',' << w.wire_bytes;
+        csv << ',' << w.tiles << ',' << w.busy_ms << ',' << w.cpu_ms << ',' << w.wire_bytes << ',' << w.batches << ','
+            << w.stages.queue << ',' << w.stages.device << ',' << w.stages.readback << ',' << w.stages.encode << ','
+            << w.stages.wire;
       }
       std::string note = r.note;
       std::replace(note.begin(), note.end(), ',', ';');

@@ -10,11 +10,27 @@
 
 namespace tessera::master {
 
+// Where a frame's time went, stage by stage (milliseconds). Per tile stages are means over the
+// frame's tiles: worker queue (request received -> its batch starts), device render (the tile's
+// share of its batch's launch), readback, encode, wire (request sent -> result received, less the
+// time on the worker: both directions and the network thread), master decode and composite.
+// Per frame: pose wait (pose acquired -> frame opened), request out (sending the frame's requests),
+// output (handing the frame to the writer).
+struct StageTimes {
+  double pose_wait = 0, request_out = 0, queue = 0, device = 0, readback = 0, encode = 0, wire = 0, decode = 0,
+         composite = 0, output = 0;
+  static const std::vector<std::string>& names();  // "pose_wait", "request_out", ... in this order
+  std::vector<double> values() const;
+  void add(const StageTimes& other, double weight = 1.0);  // this += other * weight, stage by stage
+};
+
 struct WorkerFrameStats {
   uint32_t tiles = 0;
   double busy_ms = 0;      // the worker's render time for these tiles (wall)
   double cpu_ms = 0;       // its render thread's CPU time for them
   uint64_t wire_bytes = 0; // tile messages from it, length prefixes included
+  uint32_t batches = 0;    // tiles rendered in one launch count once
+  StageTimes stages;       // per tile means of its tiles (the per frame stages stay 0)
 };
 
 struct FrameRecord {
@@ -22,6 +38,7 @@ struct FrameRecord {
   uint64_t frame_id = 0;
   double pose_time = 0;
   bool complete = false;
+  bool superseded = false;  // live poses: dropped because a newer frame was shown first (not a failure)
   double frame_ms = 0;     // request sent -> last tile composited
   double latency_ms = 0;   // pose acquired -> last tile composited
   double completed_s = 0;  // when it completed, seconds since the first frame opened
@@ -29,6 +46,7 @@ struct FrameRecord {
   uint64_t wire_bytes = 0;   // tile messages, all workers
   uint64_t pixel_bytes = 0;  // the same tiles uncompressed
   double samples_per_pixel = 0;  // pathtrace: mean accumulated samples per pixel and eye (0 in other modes)
+  StageTimes stages;
   std::vector<WorkerFrameStats> workers;
   std::string note;
 };
@@ -36,14 +54,17 @@ struct FrameRecord {
 struct RunSummary {
   std::vector<std::string> worker_names;
   std::vector<std::string> worker_devices;
-  std::string schedule, scene, poses;
+  std::string mode, schedule, scene, poses;  // mode: raytrace | pathtrace | vct
+  bool stereo = false;
   uint32_t width = 0, height = 0, tile_size = 0;
-  size_t frames_complete = 0, frames_failed = 0;
+  size_t frames_complete = 0, frames_failed = 0, frames_superseded = 0;
   double wall_seconds = 0;
   double mean_frame_ms = 0, median_frame_ms = 0, mean_latency_ms = 0, mean_wire_bytes = 0, frames_per_second = 0;
   double mean_frame_ms_after_first = 0;  // without the first (warm-up) frame
   double min_frame_ms_after_first = 0;   // the best frame: least disturbed by other load on the machine
   double mean_interval_ms = 0;  // between completions (1 / throughput; what pipelining improves)
+  double p95_frame_ms = 0;
+  StageTimes median_stages;     // stage by stage, the median over the complete frames
 };
 
 RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary base);

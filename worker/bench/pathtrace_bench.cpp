@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/base/progress.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -265,7 +266,7 @@ bool wants(const std::string& sections, const std::string& name) {
 }  // namespace
 
 json run_pathtrace_bench(const std::string& scene_path, const PathTraceBenchOptions& o) {
-  if (o.clock != "wall" && o.clock != "cpu") throw Error("unknown --clock '" + o.clock + "' (expected wall or cpu)");
+  if (o.clock != "wall" && o.clock != "cpu") throw UsageError("unknown --clock '" + o.clock + "' (expected wall or cpu)");
   g_base = o.base;
   const PackedScene scene = PackedScene::load(scene_path);
   std::string stem = std::filesystem::path(scene_path).stem().string();
@@ -403,7 +404,7 @@ PathTraceCommand::PathTraceCommand(CLI::App& app) {
 int PathTraceCommand::run() {
   std::tie(options_.width, options_.height) = parse_wh(size_, "--size");
   std::tie(options_.quality_width, options_.quality_height) = parse_wh(quality_size_, "--quality-size");
-  if (options_.equal_time_spp.empty()) throw Error("--equal-time-spp needs at least one value");
+  if (options_.equal_time_spp.empty()) throw UsageError("--equal-time-spp needs at least one value");
   nlohmann::json all = nlohmann::json::array();
   for (const auto& scene : scenes_) {
     nlohmann::json r = run_pathtrace_bench(scene, options_);

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/cl/memory_size.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -317,7 +318,7 @@ std::string fmt(const char* f, double v) {
 }  // namespace
 
 json run_vct_bench(const std::vector<std::string>& scenes, const VctBenchOptions& o) {
-  if (o.references.size() > scenes.size()) throw Error("more --reference images than scenes");
+  if (o.references.size() > scenes.size()) throw UsageError("more --reference images than scenes");
   validate_vct_grid(o.grid, "--grid");
   for (uint32_t g : o.grids) validate_vct_grid(g, "--grids");
   for (float a : o.angles) validate_shadow_cone(a, "--angles");

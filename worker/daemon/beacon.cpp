@@ -1,14 +1,15 @@
 #include "worker/daemon/beacon.h"
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/net/log.h"
 
 namespace tessera::worker {
 
 Beacon::Beacon(asio::io_context& io, BeaconOptions options, const discovery::Beacon& message)
     : options_(std::move(options)), datagram_(net::encode_beacon(message)), socket_v4_(io), socket_v6_(io), timer_(io) {
-  if (options_.targets.empty()) throw Error("--beacon needs at least one target");
-  if (options_.interval < std::chrono::milliseconds(50)) throw Error("--beacon-interval must be at least 0.05 s");
+  if (options_.targets.empty()) throw UsageError("--beacon needs at least one target");
+  if (options_.interval < std::chrono::milliseconds(50)) throw UsageError("--beacon-interval must be at least 0.05 s");
   asio::ip::udp::resolver resolver(io);
   for (const auto& target : options_.targets) {
     asio::error_code ec;

@@ -16,6 +16,8 @@ struct WorkerConfig {
   uint64_t gpu_memory_limit = 0;    // --gpu-mem-limit, 0 = none
   uint64_t max_scene_bytes = uint64_t(4) << 30;  // largest scene accepted by push
   unsigned max_connections = 32;
+  // Output a connection may have waiting before its render work pauses (and its reading stops).
+  uint64_t send_backlog_bytes = uint64_t(64) << 20;
   unsigned slowdown_ms = 0;         // --slowdown-ms: sleep after every tile (emulates a slower device)
   unsigned pathtrace_cpu_threads = 0;  // --cpu-threads: pathtrace helper threads beside an OpenCL device
   std::chrono::milliseconds handshake_timeout{10000};

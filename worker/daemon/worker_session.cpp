@@ -7,6 +7,7 @@
 
 #include "common/base/error.h"
 #include "common/base/hash.h"
+#include "common/base/version.h"
 #include "common/net/auth.h"
 #include "common/net/log.h"
 #include "common/net/message_limits.h"
@@ -23,7 +24,10 @@ namespace {
 
 constexpr size_t kMaxFramesKept = 16;               // frames a connection may have open at once
 constexpr uint64_t kMaxQueuedTiles = 2 * net::kMaxTilesPerFrame;
-constexpr size_t kSendBacklogBytes = 64u << 20;     // render thread waits above this much unsent output
+constexpr uint64_t kMaxBatchPixels = uint64_t(1) << 22;  // raytrace tiles of one launch (16 MiB of RGBA8)
+constexpr uint64_t kMaxUnitsEncoding = 1024;             // rendered tiles waiting for an encoder, per connection
+// Work of one pathtrace tile (pixels x samples per eye): bounds what one request can ask of the device.
+constexpr uint64_t kMaxTilePixelSamples = uint64_t(1) << 30;
 constexpr int kDefaultZstdLevel = 1;
 
 // CPU time of the calling thread: render time that other load on the machine does not inflate.
@@ -59,6 +63,7 @@ struct WorkerSession::Frame {
   uint32_t queued = 0;
   wire::Envelope batch;
   size_t batch_bytes = 0;
+  std::vector<std::chrono::steady_clock::time_point> batch_received;  // per tile of `batch`: its request's arrival
 };
 
 WorkerSession::WorkerSession(std::shared_ptr<net::Connection> connection, WorkerContext context)
@@ -69,12 +74,13 @@ WorkerSession::~WorkerSession() { abort_push(); }
 void WorkerSession::start(std::function<void(const std::string&)> on_closed) {
   on_closed_ = std::move(on_closed);
   connection_->set_deadline(context_.config.handshake_timeout, "no handshake within the time limit");
-  connection_->set_read_pause_threshold(kSendBacklogBytes);
+  connection_->set_read_pause_threshold(context_.config.send_backlog_bytes);
   auto self = shared_from_this();
   connection_->start([self](wire::Envelope& m) { self->on_message(m); },
                      [self](const std::string& reason) {
                        for (auto& [id, frame] : self->frames_) frame->canceled = true;
                        self->frames_.clear();
+                       self->forget_pending();
                        self->abort_push();
                        self->scene_.reset();
                        if (self->on_closed_) self->on_closed_(reason);
@@ -183,7 +189,7 @@ void WorkerSession::handle_proof(const wire::Proof& proof) {
   info.add_features(net::kAaSampleFeature);
   for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
   info.set_max_scene_bytes(context_.config.max_scene_bytes);
-  info.set_version("tessera-worker protocol " + std::to_string(net::kProtocolVersion));
+  info.set_version(build_description());  // the same text as --version, without the program name
   connection_->send(m);
   // Heartbeats only after the welcome: the master expects it as the next message.
   auto self = weak_from_this();
@@ -195,6 +201,7 @@ void WorkerSession::handle_proof(const wire::Proof& proof) {
     }
     return beat;
   });
+  context_.render.attach(weak_from_this());
   net::log_info(peer() + ": master authenticated");
 }
 
@@ -353,6 +360,12 @@ void WorkerSession::handle_frame_request(const wire::FrameRequest& request) {
         frame->pt_view.gaze_u = gaze[0];
         frame->pt_view.gaze_v = gaze[1];
         frame->tile_pairs = eyes == 2;
+        const uint64_t tile_pixels = uint64_t(std::min(frame->grid.tile_size(), request.image().width())) *
+                                     std::min(frame->grid.tile_size(), request.image().height());
+        if (tile_pixels * frame->pt.spp > kMaxTilePixelSamples)
+          throw Error("pathtrace tiles of " + std::to_string(tile_pixels) + " pixels at " + std::to_string(frame->pt.spp) +
+                      " samples per pixel exceed this worker's " + std::to_string(kMaxTilePixelSamples) +
+                      " pixel samples a tile (use smaller tiles or fewer samples per frame)");
         break;
       }
       case wire::FrameRequest::kVct: {
@@ -413,9 +426,17 @@ void WorkerSession::handle_cancel(const wire::CancelFrame& cancel) {
   if (it == frames_.end()) return;
   it->second->canceled = true;
   std::lock_guard lock(mutex_);
+  // Its queued tiles go now (not when the render thread would reach them): a peer that requests
+  // and cancels in a loop cannot grow the queue.
+  std::erase_if(pending_, [&](const Work& w) { return w.frame == it->second; });
   queued_tiles_ -= it->second->queued;
   it->second->queued = 0;
   frames_.erase(it);
+}
+
+void WorkerSession::forget_pending() {
+  std::lock_guard lock(mutex_);
+  pending_.clear();
 }
 
 void WorkerSession::queue_tiles(const std::shared_ptr<Frame>& frame, const google::protobuf::RepeatedField<uint32_t>& tiles) {
@@ -424,89 +445,227 @@ void WorkerSession::queue_tiles(const std::shared_ptr<Frame>& frame, const googl
     if (tile >= count)
       throw ProtocolError("tile " + std::to_string(tile) + " outside frame " + std::to_string(frame->id) + "'s " +
                           std::to_string(count) + (frame->tile_pairs ? " stereo tile pairs" : " tiles"));
+  if (tiles.empty()) return;
   {
     std::lock_guard lock(mutex_);
     if (queued_tiles_ + tiles.size() > kMaxQueuedTiles)
       throw ProtocolError("more than " + std::to_string(kMaxQueuedTiles) + " tiles queued on one connection");
     queued_tiles_ += tiles.size();
     frame->queued += tiles.size();
+    pending_.push_back({frame, std::vector<uint32_t>(tiles.begin(), tiles.end()), Clock::now()});
   }
-  auto self = shared_from_this();
-  for (uint32_t tile : tiles) context_.render.post([self, frame, tile] { self->render_tile(frame, tile); });
+  context_.render.wake();
 }
 
-void WorkerSession::wait_for_send_room() const {
-  while (connection_->is_open() && !context_.render.stopping() && connection_->queued_bytes() > kSendBacklogBytes)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-}
+// A batch: tiles of one frame the render thread renders in one go.
+struct WorkerSession::Batch {
+  std::shared_ptr<Frame> frame;
+  std::vector<std::pair<uint32_t, Clock::time_point>> tiles;  // tile (or pair) id, when its request arrived
+};
 
-void WorkerSession::render_tile(const std::shared_ptr<Frame>& frame, uint32_t tile) {
-  if (frame->canceled || !connection_->is_open()) return;
-  wait_for_send_room();
-  const net::TileSpec spec = frame->grid.tile(tile);
-  const TileRect rect{spec.x0, spec.y0, spec.width, spec.height};
-  // One result per eye tile: a pathtrace stereo pair gives two (left id, then right id).
-  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> outputs;
+// What one encoder task turns into one message: a tile, or both eyes of a pathtrace pair.
+struct WorkerSession::Unit {
+  struct Output {
+    uint32_t tile_id = 0;
+    net::TileSpec spec;
+    uint64_t offset = 0;  // first pixel in the batch's pixels
+  };
+  std::vector<Output> outputs;
+  std::shared_ptr<HostPixels> pixels;
+  wire::TileResult timing;  // render/device/readback/queue fields and batch_tiles, copied into each result
   float samples_per_pixel = 0;
-  const auto start = std::chrono::steady_clock::now();
+};
+
+bool WorkerSession::has_work() const {
+  std::lock_guard lock(mutex_);
+  return queued_tiles_ > 0;
+}
+
+bool WorkerSession::take_batch(Batch& batch) {
+  while (!pending_.empty() && pending_.front().frame->canceled) pending_.pop_front();
+  if (pending_.empty()) return false;
+  batch.frame = pending_.front().frame;
+  const Frame& frame = *batch.frame;
+  // Raytrace renders all its queued tiles (up to a bound) in one launch; the other modes go a
+  // tile (pair) at a time, each its own launches already.
+  const uint64_t max_pixels = frame.mode == Frame::Mode::raytrace ? kMaxBatchPixels : 1;
+  uint64_t pixels = 0;
+  while (!pending_.empty() && pending_.front().frame == batch.frame) {
+    Work& work = pending_.front();
+    size_t taken = 0;
+    for (; taken < work.tiles.size(); ++taken) {
+      const net::TileSpec spec = frame.grid.tile(work.tiles[taken]);
+      const uint64_t tile_pixels = uint64_t(spec.width) * spec.height;
+      if (!batch.tiles.empty() && pixels + tile_pixels > max_pixels) break;
+      pixels += tile_pixels;
+      batch.tiles.emplace_back(work.tiles[taken], work.received);
+    }
+    work.tiles.erase(work.tiles.begin(), work.tiles.begin() + ptrdiff_t(taken));
+    if (!work.tiles.empty()) break;
+    pending_.pop_front();
+  }
+  return true;
+}
+
+RenderWork::Step WorkerSession::run_step() {
+  Batch batch;
+  {
+    std::lock_guard lock(mutex_);
+    if (pending_.empty()) return Step::idle;
+    if (!connection_->is_open()) {
+      pending_.clear();
+      return Step::idle;
+    }
+    // This master does not read fast enough: its work waits, the other masters' does not.
+    if (connection_->queued_bytes() > context_.config.send_backlog_bytes || units_encoding_ >= kMaxUnitsEncoding)
+      return Step::blocked;
+    if (!take_batch(batch)) return Step::idle;
+  }
+  render_batch(batch);
+  return Step::ran;
+}
+
+void WorkerSession::render_batch(Batch& batch) {
+  const std::shared_ptr<Frame>& frame = batch.frame;
+  const auto start = Clock::now();
   const uint64_t cpu_start = thread_cpu_us();
+  const StopRequested stop = [this, frame] {
+    return frame->canceled || !connection_->is_open() || context_.render.stopping();
+  };
+  std::vector<Unit> units(batch.tiles.size());
+  BatchTiming timing;
+  uint64_t total_pixels = 0;
   try {
     switch (frame->mode) {
       case Frame::Mode::raytrace: {
-        std::vector<uint32_t> pixels(size_t(spec.width) * spec.height);
-        frame->scene->renderer->render_raytrace(frame->cameras[spec.eye], frame->settings, rect, pixels);
-        outputs.emplace_back(tile, std::move(pixels));
+        std::vector<BatchTile> tiles;
+        for (size_t i = 0; i < batch.tiles.size(); ++i) {
+          const net::TileSpec spec = frame->grid.tile(batch.tiles[i].first);
+          tiles.push_back({{spec.x0, spec.y0, spec.width, spec.height}, spec.eye, total_pixels});
+          units[i].outputs.push_back({batch.tiles[i].first, spec, total_pixels});
+          total_pixels += uint64_t(spec.width) * spec.height;
+        }
+        TileRenderer& renderer = *frame->scene->renderer;
+        auto pixels = renderer.host_pixels(total_pixels);
+        timing = renderer.render_raytrace_batch(frame->cameras, frame->settings, tiles, pixels->pixels, stop);
+        for (auto& unit : units) unit.pixels = pixels;
         break;
       }
       case Frame::Mode::pathtrace: {
         PathTraceRenderer& renderer =
             pathtrace_renderer(*frame->scene, {context_.scenes.renderer_options(), context_.config.pathtrace_cpu_threads});
-        PtTileResult r = renderer.render_tile(frame->pt_view, frame->settings, frame->pt, tile, rect);
-        samples_per_pixel = float(r.stats.accumulated_spp);
-        outputs.emplace_back(tile, std::move(r.eyes[0]));
-        if (frame->tile_pairs) outputs.emplace_back(tile + frame->grid.tiles_per_eye(), std::move(r.eyes[1]));
+        const uint32_t tile = batch.tiles[0].first;
+        const net::TileSpec spec = frame->grid.tile(tile);
+        PtTileResult r = renderer.render_tile(frame->pt_view, frame->settings, frame->pt, tile,
+                                              {spec.x0, spec.y0, spec.width, spec.height}, stop);
+        const size_t eye_pixels = r.eyes[0].size();
+        auto pixels = frame->scene->renderer->host_pixels(eye_pixels * (frame->tile_pairs ? 2 : 1));
+        std::copy(r.eyes[0].begin(), r.eyes[0].end(), pixels->pixels.begin());
+        units[0].outputs.push_back({tile, spec, 0});
+        if (frame->tile_pairs) {
+          std::copy(r.eyes[1].begin(), r.eyes[1].end(), pixels->pixels.begin() + ptrdiff_t(eye_pixels));
+          units[0].outputs.push_back({tile + frame->grid.tiles_per_eye(), spec, eye_pixels});
+        }
+        units[0].pixels = pixels;
+        units[0].samples_per_pixel = float(r.stats.accumulated_spp);
+        total_pixels = eye_pixels;
+        timing.launch_ms = r.stats.ms;  // launches, merges and the resolve with its readback
         break;
       }
       case Frame::Mode::vct: {
         VctGridSlot& grid = vct_grid(*frame->scene, context_.scenes.renderer_options(), frame->vct_options);
         set_vct_lights(grid, frame->move_light, frame->move_light_index);
-        std::vector<uint32_t> pixels(size_t(spec.width) * spec.height);
-        grid.renderer->render_tile(frame->cameras[spec.eye], frame->settings, frame->vct_frame, rect, pixels);
-        outputs.emplace_back(tile, std::move(pixels));
+        for (const auto& [tile, received] : batch.tiles) total_pixels += frame->grid.tile(tile).width * uint64_t(frame->grid.tile(tile).height);
+        auto pixels = frame->scene->renderer->host_pixels(total_pixels);
+        uint64_t offset = 0;
+        for (size_t i = 0; i < batch.tiles.size(); ++i) {
+          if (stop()) throw RenderCanceled();
+          const net::TileSpec spec = frame->grid.tile(batch.tiles[i].first);
+          const uint64_t n = uint64_t(spec.width) * spec.height;
+          grid.renderer->render_tile(frame->cameras[spec.eye], frame->settings, frame->vct_frame,
+                                     {spec.x0, spec.y0, spec.width, spec.height}, pixels->pixels.subspan(offset, n));
+          units[i].outputs.push_back({batch.tiles[i].first, spec, offset});
+          units[i].pixels = pixels;
+          offset += n;
+        }
+        timing.launch_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();  // with its readbacks
         break;
       }
     }
+  } catch (const RenderCanceled&) {
+    return;  // canceled or closing: the tiles' counts went with the frame
   } catch (const std::exception& e) {
     frame->canceled = true;
     auto self = shared_from_this();
-    const std::string message = "rendering tile " + std::to_string(tile) + " of frame " + std::to_string(frame->id) + " failed: " + e.what();
+    const std::string message = "rendering tile " + std::to_string(batch.tiles[0].first) + " of frame " +
+                                std::to_string(frame->id) + " failed: " + e.what();
     asio::post(connection_->executor(), [self, message, id = frame->id] { self->send_error(wire::ErrorMessage::RENDER, message, id); });
     return;
   }
-  if (context_.config.slowdown_ms) std::this_thread::sleep_for(std::chrono::milliseconds(context_.config.slowdown_ms));
-  const auto render_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
-  const uint64_t cpu_us = thread_cpu_us() - cpu_start;
-  context_.counters.tiles_rendered++;
+  if (context_.config.slowdown_ms)
+    std::this_thread::sleep_for(std::chrono::milliseconds(context_.config.slowdown_ms * batch.tiles.size()));
+  const auto rendered = Clock::now();
+  const double render_us = std::chrono::duration<double, std::micro>(rendered - start).count();
+  const double cpu_us = double(thread_cpu_us() - cpu_start);
+  context_.counters.tiles_rendered += batch.tiles.size();
   context_.counters.busy_us += uint64_t(render_us);
-  std::vector<wire::TileResult> results(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    wire::TileResult& result = results[i];
-    result.set_frame_id(frame->id);
-    result.set_tile_id(outputs[i].first);
-    result.set_x0(spec.x0);
-    result.set_y0(spec.y0);
-    result.set_width(spec.width);
-    result.set_height(spec.height);
-    if (i == 0) {  // a pair's time is on its first (left) result
-      result.set_render_us(uint32_t(std::min<int64_t>(render_us, UINT32_MAX)));
-      result.set_render_cpu_us(uint32_t(std::min<uint64_t>(cpu_us, UINT32_MAX)));
-    }
-    if (frame->mode == Frame::Mode::pathtrace) result.set_samples_per_pixel(samples_per_pixel);
-    net::encode_tile_pixels(outputs[i].second, frame->zstd_level, result);
+  // Batch times are shared out over the tiles by pixel count, so per-tile sums stay the batch's.
+  const auto share = [](double us, double part) { return uint32_t(std::min(us * part, double(UINT32_MAX))); };
+  for (size_t i = 0; i < units.size(); ++i) {
+    const auto& spec = units[i].outputs[0].spec;
+    const double part = total_pixels ? double(uint64_t(spec.width) * spec.height) / double(total_pixels) : 1.0;
+    wire::TileResult& t = units[i].timing;
+    t.set_render_us(share(render_us, part));
+    t.set_render_cpu_us(share(cpu_us, part));
+    t.set_device_us(share(timing.launch_ms * 1000.0, part));
+    t.set_readback_us(share(timing.readback_ms * 1000.0, part));
+    t.set_queue_us(uint32_t(std::clamp<int64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(start - batch.tiles[i].second).count(), 0, UINT32_MAX)));
+    t.set_batch_tiles(uint32_t(batch.tiles.size()));
   }
+  auto self = shared_from_this();
+  {
+    std::lock_guard lock(mutex_);
+    units_encoding_ += units.size();
+  }
+  for (size_t i = 0; i < units.size(); ++i) {
+    auto unit = std::make_shared<Unit>(std::move(units[i]));
+    const auto received = batch.tiles[i].second;
+    if (context_.encoders)
+      context_.encoders->post([self, frame, unit, received] { self->encode_and_send(frame, *unit, received); });
+    else
+      encode_and_send(frame, *unit, received);
+  }
+}
+
+void WorkerSession::encode_and_send(const std::shared_ptr<Frame>& frame, Unit& unit, Clock::time_point received) {
+  std::vector<wire::TileResult> results(unit.outputs.size());
+  if (!frame->canceled && connection_->is_open()) {
+    for (size_t i = 0; i < unit.outputs.size(); ++i) {
+      const auto encode_start = Clock::now();
+      const auto& out = unit.outputs[i];
+      wire::TileResult& result = results[i];
+      if (i == 0) result = unit.timing;  // a pair's times are on its first (left) result
+      result.set_frame_id(frame->id);
+      result.set_tile_id(out.tile_id);
+      result.set_x0(out.spec.x0);
+      result.set_y0(out.spec.y0);
+      result.set_width(out.spec.width);
+      result.set_height(out.spec.height);
+      if (frame->mode == Frame::Mode::pathtrace) result.set_samples_per_pixel(unit.samples_per_pixel);
+      net::encode_tile_pixels(unit.pixels->pixels.subspan(out.offset, size_t(out.spec.width) * out.spec.height),
+                              frame->zstd_level, result);
+      const auto now = Clock::now();
+      result.set_encode_us(uint32_t(std::chrono::duration_cast<std::chrono::microseconds>(now - encode_start).count()));
+      result.set_worker_us(uint32_t(std::clamp<int64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(now - received).count(), 0, UINT32_MAX)));
+    }
+  }
+  unit.pixels.reset();  // pinned memory back to the renderer's pool
 
   std::lock_guard lock(mutex_);
-  if (frame->canceled) return;
+  --units_encoding_;
+  if (frame->canceled || !connection_->is_open()) return;
   --frame->queued;
   --queued_tiles_;
   if (frame->reply == wire::EACH_TILE) {
@@ -526,11 +685,18 @@ void WorkerSession::render_tile(const std::shared_ptr<Frame>& frame, uint32_t ti
   for (auto& r : results) {
     frame->batch_bytes += r.data().size();
     *batch.add_tiles() = std::move(r);
+    frame->batch_received.push_back(received);
   }
   if (frame->queued == 0 || frame->batch_bytes >= net::kMaxBatchPayloadBytes) {
+    // The tiles waited here for the rest of the batch: their time on the worker ends now.
+    const auto now = Clock::now();
+    for (int i = 0; i < batch.tiles_size(); ++i)
+      batch.mutable_tiles(i)->set_worker_us(uint32_t(std::clamp<int64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(now - frame->batch_received[size_t(i)]).count(), 0, UINT32_MAX)));
     connection_->send(frame->batch);
     frame->batch.Clear();
     frame->batch_bytes = 0;
+    frame->batch_received.clear();
   }
 }
 

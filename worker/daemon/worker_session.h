@@ -1,16 +1,22 @@
 #pragma once
 // One master's connection to this worker: the handshake, scene load or push, and frame
-// requests turned into tile jobs for the render thread, whose results go back one by one
-// (dynamic schedule) or as one batch per frame (static schedule).
+// requests queued as tile work for the render thread. The render thread takes the tiles queued
+// for a frame as one batch (one launch for raytrace), the encoders turn them into messages off
+// the render thread, and they go back one by one (dynamic schedule) or as one batch per frame
+// (static schedule). CancelFrame drops a frame's queued tiles at once; a frame's running render
+// gives up between launches.
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "common/base/task_pool.h"
 #include "common/net/connection.h"
 #include "common/net/tile_grid.h"
 #include "worker/daemon/render_thread.h"
@@ -29,12 +35,13 @@ struct WorkerContext {
   SceneStore& scenes;
   RenderThread& render;
   WorkerCounters& counters;
+  TaskPool* encoders = nullptr;  // tile encoding off the render thread (none: encoded on it)
 };
 
-class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
+class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public RenderWork {
  public:
   WorkerSession(std::shared_ptr<net::Connection> connection, WorkerContext context);
-  ~WorkerSession();
+  ~WorkerSession() override;
   // `on_closed` runs once, on the io thread, when the connection ends.
   void start(std::function<void(const std::string& reason)> on_closed);
   void close(const std::string& reason) { connection_->close(reason); }
@@ -42,7 +49,15 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
 
  private:
   struct Frame;
+  struct Batch;
+  struct Unit;
+  using Clock = std::chrono::steady_clock;
   enum class State { await_hello, await_proof, ready };
+  struct Work {  // tiles of one request (or TileAssign), in order
+    std::shared_ptr<Frame> frame;
+    std::vector<uint32_t> tiles;
+    Clock::time_point received;
+  };
 
   void on_message(wire::Envelope& message);
   void handle_hello(const wire::Hello& hello);
@@ -58,8 +73,13 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
   void load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file);
   void abort_push();
   // Render thread.
-  void render_tile(const std::shared_ptr<Frame>& frame, uint32_t tile);
-  void wait_for_send_room() const;
+  Step run_step() override;
+  bool has_work() const override;
+  bool take_batch(Batch& batch);  // with mutex_ held
+  void render_batch(Batch& batch);
+  // Encoders (or the render thread): encodes a unit's tiles and hands them to the connection.
+  void encode_and_send(const std::shared_ptr<Frame>& frame, Unit& unit, Clock::time_point received);
+  void forget_pending();
 
   std::shared_ptr<net::Connection> connection_;
   WorkerContext context_;
@@ -80,9 +100,11 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
   } push_;
   std::map<uint64_t, std::shared_ptr<Frame>> frames_;
 
-  // Shared with the render thread.
+  // Shared with the render thread and the encoders.
   mutable std::mutex mutex_;
-  uint64_t queued_tiles_ = 0;
+  std::deque<Work> pending_;
+  uint64_t queued_tiles_ = 0;     // pending, rendering or encoding
+  uint64_t units_encoding_ = 0;   // rendered, waiting for an encoder
 };
 
 }  // namespace tessera::worker

@@ -1,4 +1,5 @@
 #pragma once
+#include <memory>
 #include <optional>
 
 #include "common/cl/device.h"
@@ -17,6 +18,11 @@ class OpenClTileRenderer final : public TileRenderer {
   void render_raytrace(const CameraParams& camera, const RenderSettings& settings, const TileRect& tile,
                        std::span<uint32_t> out) override;
 
+  std::shared_ptr<HostPixels> host_pixels(size_t count) override;
+  BatchTiming render_raytrace_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                                    std::span<const BatchTile> tiles, std::span<uint32_t> out,
+                                    const StopRequested& stop) override;
+
   const cl::Device& device() const { return device_; }
   const cl::Program& program() const { return program_; }
   // Milliseconds the last tile's kernel ran on the device (profiling events).
@@ -31,6 +37,12 @@ class OpenClTileRenderer final : public TileRenderer {
   cl::Program program_;
   cl::Kernel kernel_;
   cl::Buffer output_;
+  std::optional<cl::Kernel> batch_kernel_;  // GPU code path only (see render_raytrace_batch)
+  cl::Buffer tile_list_;
+  // Pinned host memory for batch readbacks, reused: a batch's memory comes back here once its
+  // tiles are encoded.
+  struct PinnedPool;
+  std::shared_ptr<PinnedPool> pinned_;
   double last_kernel_ms_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/render/stereo.h"
 #include "kernels/device/cpu/pathtrace_cpu.h"
 
@@ -80,7 +81,7 @@ class CpuHelpers {
 PtVariant parse_pt_variant(const std::string& text) {
   if (text == "plain") return PtVariant::plain;
   if (text == "proposed") return PtVariant::proposed;
-  throw Error("unknown --pt-variant '" + text + "' (expected plain or proposed)");
+  throw UsageError("unknown --pt-variant '" + text + "' (expected plain or proposed)");
 }
 
 const char* to_string(PtVariant variant) { return variant == PtVariant::plain ? "plain" : "proposed"; }
@@ -173,7 +174,7 @@ PathTraceParams PathTraceRenderer::kernel_params(const PtView& view, const PathT
 }
 
 PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
-                                            uint32_t tile_id, const TileRect& tile) {
+                                            uint32_t tile_id, const TileRect& tile, const StopRequested& stop) {
   const auto start = Clock::now();
   if (pt.spp == 0) throw Error("pathtrace: spp must be at least 1");
   PtLaunch base;
@@ -215,7 +216,10 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
 
   // Algorithm 4: keep the device busy with launch i + 1 while launch i is merged.
   const uint32_t wanted = pt.launch_samples ? pt.launch_samples : backend_->is_opencl() ? (pt.spp + 1) / 2 : 1u;
-  const uint32_t per_launch = std::max(1u, std::min(wanted, pt.spp));
+  // Bounded launches: a request for many samples never ties the device up in one long launch.
+  const uint64_t launch_pixels = uint64_t(tile.width) * tile.height * view.eye_count;
+  const uint32_t bounded = uint32_t(std::max<uint64_t>(1, kMaxLaunchPixelSamples / std::max<uint64_t>(1, launch_pixels)));
+  const uint32_t per_launch = std::max(1u, std::min({wanted, pt.spp, bounded}));
   const uint32_t launches = (pt.spp + per_launch - 1) / per_launch;
   PtBatch batches[PathTraceBackend::kSlots];
   auto submit = [&](uint32_t i) {
@@ -228,6 +232,13 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
   for (uint32_t i = 0; i < std::min(launches, in_flight); ++i) submit(i);
   for (uint32_t i = 0; i < launches; ++i) {
     const int slot = int(i % PathTraceBackend::kSlots);
+    if (stop && stop()) {  // wait for the launches in flight, then forget the tile's half-merged samples
+      for (uint32_t j = i; j < std::min(launches, i + in_flight); ++j) backend_->collect(int(j % PathTraceBackend::kSlots));
+      if (helpers) helpers->stop();
+      helpers.reset();
+      cache_.erase(tile_id);
+      throw RenderCanceled();
+    }
     const PtCollected c = backend_->collect(slot);
     stats.device_ms += c.kernel_ms;
     const auto merge_start = Clock::now();

@@ -118,9 +118,12 @@ class PathTraceRenderer {
   bool sums_on_device() const { return options_.device_sums && backend_->is_opencl(); }
   const PathTraceRendererOptions& options() const { return options_; }
 
-  // Adds samples to tile `tile_id` (rectangle `tile` of each eye image) and resolves it.
+  // Adds samples to tile `tile_id` (rectangle `tile` of each eye image) and resolves it. A launch
+  // traces at most kMaxLaunchPixelSamples pixel samples, and `stop` is polled between launches:
+  // when it says so the tile's accumulation is dropped and RenderCanceled thrown.
   PtTileResult render_tile(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
-                           uint32_t tile_id, const TileRect& tile);
+                           uint32_t tile_id, const TileRect& tile, const StopRequested& stop = {});
+  static constexpr uint64_t kMaxLaunchPixelSamples = uint64_t(1) << 22;
 
   // The tiles' accumulations (tests, ground truth in linear radiance, dropping tiles a worker lost).
   AccumulationCache& cache() { return cache_; }

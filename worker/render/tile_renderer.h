@@ -1,9 +1,12 @@
 #pragma once
 // Renders tiles of a frame of a packed scene. Two backends share the kernels/ code: OpenCL
 // (GPU, or PoCL on the CPU) and the host build of the same headers (`--device host`).
+#include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 #include "common/scene/packed_scene.h"
@@ -12,6 +15,34 @@
 namespace tessera {
 
 using TileRect = cpu::TileRect;
+
+// One tile of a batch: its rectangle in its eye's image, the eye, and the index of its first
+// pixel in the batch's output (its pixels follow row by row).
+struct BatchTile {
+  TileRect rect;
+  uint32_t eye = 0;
+  uint64_t offset = 0;
+};
+
+struct BatchTiming {
+  double launch_ms = 0;    // launch(es), to the end of the last kernel
+  double readback_ms = 0;  // results to host memory
+};
+
+// Host memory for a batch's pixels: filled by the renderer, read by the tile encoders, and freed
+// (or returned to the renderer's pool of pinned memory) when its last holder lets go.
+struct HostPixels {
+  virtual ~HostPixels() = default;
+  std::span<uint32_t> pixels;
+};
+
+// Polled between launches of long work; true: give up (the work is no longer wanted).
+using StopRequested = std::function<bool()>;
+
+// Thrown by a render that gave up because StopRequested said so.
+struct RenderCanceled : std::runtime_error {
+  RenderCanceled() : std::runtime_error("render canceled") {}
+};
 
 class TileRenderer {
  public:
@@ -23,6 +54,15 @@ class TileRenderer {
   // Renders `tile` of the frame `camera` describes: RGBA8 words, tile rows top to bottom.
   virtual void render_raytrace(const CameraParams& camera, const RenderSettings& settings, const TileRect& tile,
                                std::span<uint32_t> out) = 0;
+  // Memory for `count` pixels of a batch's output (pinned where the device gains from it).
+  virtual std::shared_ptr<HostPixels> host_pixels(size_t count);
+  // Renders every tile in `tiles` (eye 0 with cameras[0], eye 1 with cameras[1]) in as few
+  // launches as the backend can, pixels equal to render_raytrace's. `out` holds them at each tile's
+  // offset. Throws RenderCanceled when `stop` says so between launches. This default renders tile
+  // by tile.
+  virtual BatchTiming render_raytrace_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                                            std::span<const BatchTile> tiles, std::span<uint32_t> out,
+                                            const StopRequested& stop);
 };
 
 struct RendererOptions {

@@ -2,6 +2,7 @@
 #include "kernels/device/opencl/kernel_params.h"
 #include "kernels/integrators/bench_rays.h"
 #include "kernels/integrators/whitted.h"
+#include "kernels/render/tile_batch.h"
 
 #ifndef TS_DEVICE_CPU
 /* One work item per pixel of a tile; out holds the tile's pixels row by row (RGBA8). */
@@ -13,6 +14,22 @@ __kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSett
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
   out[y * tile_w + x] = raytrace_pixel(&view, &ctx, &settings, &camera, tile_x0 + x, tile_y0 + y);
+}
+
+/* A batch of tiles in one launch (GPU code path; CPU devices launch tile by tile). tiles:
+ * TS_BATCH_TILE_WORDS words a tile (kernels/render/tile_batch.h); work item rows
+ * [t * rows_per_tile, (t + 1) * rows_per_tile) are tile t. Each pixel is the one raytrace_tile gives. */
+__kernel void raytrace_tiles(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams left,
+                             const CameraParams right, __global const uint* tiles, const uint tile_count,
+                             const uint rows_per_tile, __global uint* out) {
+  uint x = get_global_id(0), t = get_global_id(1) / rows_per_tile, y = get_global_id(1) % rows_per_tile;
+  if (t >= tile_count) return;
+  __global const uint* tile = tiles + t * TS_BATCH_TILE_WORDS;
+  if (x >= tile[2] || y >= tile[3]) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  const CameraParams camera = tile[4] ? right : left;
+  out[tile[5] + y * tile[2] + x] = raytrace_pixel(&view, &ctx, &settings, &camera, tile[0] + x, tile[1] + y);
 }
 #else
 /* CPU devices: one work item per block of TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H pixels of the tile,
@@ -31,6 +48,7 @@ __kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSett
     if (x < tile_w && y < tile_h) out[y * tile_w + x] = rgba[l];
   }
 }
+
 #endif
 
 /* Ray benchmark, primary rays: closest hit for every pixel of the full image. */

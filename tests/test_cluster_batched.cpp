@@ -1,0 +1,134 @@
+// The batched launch path through the cluster: OpenCL workers (PoCL here, running the GPU code
+// path as GPUs do: CPU devices otherwise launch tile by tile) render each request's tiles in one
+// launch; frames still equal tessera-render on the same device pixel for pixel (stereo batches:
+// tests/test_tile_batch.cpp), and a worker killed mid-run loses no frame. --stats shows the
+// launches and where the time went.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster_test_support.h"
+#include "common/cl/device_selection.h"
+
+namespace tessera {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Process;
+using testing::TempDir;
+using testing::WorkerProcess;
+
+constexpr const char* kPose2 = "300,250,-700,0.9961947,0,0.0871557,0";
+
+bool opencl_available() {
+  try {
+    return !cl::enumerate_devices().empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+struct BatchedCluster {
+  testing::ScopedEnv gpu_code_path{"TESSERA_CPU_PATHS", "off"};  // workers and tessera-render inherit it
+  TempDir dir{"cluster_batched"};
+  std::filesystem::path secret = dir / "secret";
+  std::filesystem::path scenes = dir / "scenes";
+  BatchedCluster() {
+    testing::write_secret(secret, "batched-test-secret-01234");
+    std::filesystem::create_directories(scenes);
+    std::filesystem::copy_file(testing::cornell_tpk(), scenes / "cornell.tpk");
+  }
+  std::unique_ptr<WorkerProcess> worker(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> options{"--device", "cpu"};
+    options.insert(options.end(), extra.begin(), extra.end());
+    auto w = std::make_unique<WorkerProcess>(dir.path(), name, scenes, secret, options);
+    EXPECT_FALSE(w->address().empty()) << w->log();
+    return w;
+  }
+  std::vector<std::string> master_args(const std::string& workers, const std::string& out, const std::vector<std::string>& extra) {
+    std::string poses;
+    for (int i = 0; i < 4; ++i) poses += std::to_string(i) + "," + (i % 2 ? kPose2 : testing::kCornellPose) + "\n";
+    testing::write_text(dir / (out + ".csv"), poses);
+    std::vector<std::string> args{testing::master_binary().string(), "--workers", workers, "--scene", testing::cornell_tpk().string(),
+                                  "--secret-file", secret.string(), "--no-status", "--size", "96x64", "--tile", "16", "--poses",
+                                  (dir / (out + ".csv")).string(), "--out", (dir / out).string(), "--stats",
+                                  (dir / (out + ".json")).string(), "--startup-timeout", "120"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+  // tessera-render on the workers' device, tile by tile.
+  ImageRgba8 reference(const std::string& pose, const std::string& name) {
+    const auto out = dir / (name + ".png");
+    const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() +
+                                        " --size 96x64 --device cpu --pose " + pose + " -o " + out.string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return read_image(out);
+  }
+  nlohmann::json stats(const std::string& out) { return nlohmann::json::parse(read_file_text(dir / (out + ".json"))); }
+};
+
+TEST(ClusterBatched, OneLaunchPerRequestFramesEqualTheSingleMachineRender) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  BatchedCluster c;
+  auto a = c.worker("a"), b = c.worker("b");
+  Process master(c.master_args(a->address() + "," + b->address(), "out", {"--schedule", "static"}), c.dir / "master.log");
+  const auto status = master.wait(180s);
+  ASSERT_TRUE(status.has_value()) << master.log();
+  ASSERT_EQ(*status, 0) << master.log();
+  const ImageRgba8 ref0 = c.reference(testing::kCornellPose, "ref0"), ref1 = c.reference(kPose2, "ref1");
+  for (int i = 0; i < 4; ++i)
+    EXPECT_TRUE(read_image(c.dir / "out" / ("frame_00000" + std::to_string(i) + ".png")) == (i % 2 ? ref1 : ref0)) << i;
+  // Static: each worker's share of a frame is one request and one launch.
+  const auto stats = c.stats("out");
+  for (const auto& f : stats["frames"]) {
+    ASSERT_TRUE(f["complete"].get<bool>());
+    uint32_t launches = 0, tiles = 0;
+    for (const auto& w : f["workers"]) {
+      launches += w["batches"].get<uint32_t>();
+      tiles += w["tiles"].get<uint32_t>();
+    }
+    EXPECT_EQ(tiles, f["tiles"].get<uint32_t>());
+    EXPECT_EQ(launches, 2u) << f.dump();
+    for (const char* stage : {"pose_wait", "request_out", "queue", "readback", "encode", "wire", "decode", "composite", "output"})
+      EXPECT_GE(f["stages_ms"][stage].get<double>(), 0.0) << stage;
+    EXPECT_GT(f["stages_ms"]["device"].get<double>(), 0.0);
+  }
+  EXPECT_TRUE(stats["summary"]["median_stages_ms"].contains("wire"));
+}
+
+TEST(ClusterBatched, WorkerKilledMidRunLosesNoFrame) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  for (const std::string schedule : {"static", "dynamic"}) {
+    SCOPED_TRACE(schedule);
+    BatchedCluster c;
+    // Slowed down (per tile of a batch) so that a frame takes ~0.5 s and the kill lands inside one.
+    auto a = c.worker("a", {"--slowdown-ms", "40"}), b = c.worker("b", {"--slowdown-ms", "40"});
+    Process master(c.master_args(a->address() + "," + b->address(), "out",
+                                 {"--schedule", schedule, "--inflight", "4", "--reconnect-interval", "0.5"}),
+                   c.dir / "master.log");
+    const auto first = c.dir / "out" / "frame_000000.png";
+    for (int i = 0; i < 24000 && !std::filesystem::exists(first) && !master.wait(5ms); ++i) {
+    }
+    ASSERT_TRUE(std::filesystem::exists(first)) << master.log();
+    b->process().signal(SIGKILL);  // frame 1 is in flight now
+    const auto status = master.wait(120s);
+    ASSERT_TRUE(status.has_value()) << master.log();
+    ASSERT_EQ(*status, 0) << master.log();
+    EXPECT_NE(master.log().find("lost"), std::string::npos) << master.log();
+    const ImageRgba8 ref0 = c.reference(testing::kCornellPose, "ref0"), ref1 = c.reference(kPose2, "ref1");
+    for (int i = 0; i < 4; ++i)
+      EXPECT_TRUE(read_image(c.dir / "out" / ("frame_00000" + std::to_string(i) + ".png")) == (i % 2 ? ref1 : ref0)) << i;
+    const auto stats = c.stats("out");
+    uint32_t reassigned = 0;
+    for (const auto& f : stats["frames"]) {
+      EXPECT_TRUE(f["complete"].get<bool>());
+      EXPECT_EQ(f["tiles_received"], f["tiles"]);
+      EXPECT_EQ(f["duplicates"], 0);
+      reassigned += f["reassigned"].get<uint32_t>();
+    }
+    EXPECT_GT(reassigned, 0u) << stats.dump(1);
+  }
+}
+
+}  // namespace
+}  // namespace tessera
