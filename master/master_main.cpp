@@ -7,12 +7,16 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/render/camera_setup.h"
 #include "common/base/hash.h"
 #include "common/net/address.h"
 #include "common/net/auth.h"
 #include "common/net/log.h"
 #include "master/cluster/cluster.h"
 #include "master/cluster/worker_sources.h"
+#include "master/live/access_token.h"
+#include "master/live/live_pose_source.h"
+#include "master/live/live_session.h"
 #include "master/pose/pose_source.h"
 #include "master/session/mode_options.h"
 #include "master/session/render_session.h"
@@ -62,6 +66,9 @@ int main(int argc, char** argv) {
   double frame_timeout = 120, stall_timeout = 60, heartbeat_timeout = 5, connect_timeout = 5, startup_timeout = 60;
   double reconnect_interval = 2, no_worker_timeout = 10, udp_timeout = 10;
   bool overlay = false, json = false, quiet = false, no_status = false;
+  std::string serve, tls_cert, tls_key, token;
+  int jpeg_quality = 85;
+  unsigned max_samples = 16, max_path_samples = 256;
   master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
   master::add_worker_source_options(app, sources);
   app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")
@@ -122,6 +129,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--orbit-frames", orbit_frames, "orbit: poses per revolution (default: --frames)");
   app.add_option("--orbit-scale", orbit_scale, "orbit: ellipse radii as a share of the scene's half extents")->capture_default_str();
+  app.add_option("--serve", serve, "Live session: serve the web page over HTTPS/WSS on [HOST:]PORT (host 127.0.0.1 unless given; "
+                                   "0.0.0.0 for phones and headsets on the LAN); the driving page's poses steer the cluster "
+                                   "until Ctrl-C (or --frames)");
+  app.add_option("--jpeg-quality", jpeg_quality, "Live session: JPEG quality of the frames sent to the pages (1..100)")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  app.add_option("--max-samples", max_samples, "Live session, raytrace and vct: jittered samples accumulated while the pose holds")
+      ->capture_default_str()->check(CLI::Range(1u, 4096u));
+  app.add_option("--max-path-samples", max_path_samples, "Live session, pathtrace: samples per pixel accumulated while the pose holds")
+      ->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--tls-cert", tls_cert, "Live session: PEM certificate (default: a self-signed one kept in ~/.config/tessera)");
+  app.add_option("--tls-key", tls_key, "Live session: PEM private key of --tls-cert");
+  app.add_option("--token", token, "Live session: the access token in the page's URL (default: 32 random hex characters)");
   app.add_flag("--quiet", quiet, "Log only warnings");
   app.add_flag("--no-status", no_status, "No live status line");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
@@ -143,7 +162,13 @@ int main(int argc, char** argv) {
     const unsigned inflight_depth = inflight == "auto" ? 2 : whole_number(inflight, "--inflight", 1, 64);
     if (!(exposure > 0)) throw UsageError("--exposure must be positive");
     if (!(ipd >= 0)) throw UsageError("--ipd must not be negative");
-    if (fov != 0 && !(fov > 0 && fov < 179)) throw UsageError("--fov must lie between 0 and 179 degrees");
+    check_fov_option(fov);
+    const bool live = !serve.empty();
+    if (live && app.count("--poses")) throw UsageError("--serve takes its poses from the driving page: leave out --poses");
+    if (!live && (app.count("--tls-cert") || app.count("--tls-key") || app.count("--token")))
+      throw UsageError("--tls-cert, --tls-key and --token belong to --serve");
+    if (live && !token.empty() && token.size() < 16) throw UsageError("--token must have at least 16 characters");
+    if (live) poses = "live";
     if (poses == "orbit" && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
 
@@ -193,7 +218,16 @@ int main(int argc, char** argv) {
     pose_options.udp_timeout_seconds = udp_timeout;
     pose_options.orbit_frames = orbit_frames ? orbit_frames : unsigned(std::max<size_t>(frames, 1));
     pose_options.orbit_scale = orbit_scale;
-    auto pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
+    std::unique_ptr<master::PoseSource> pose_source;
+    std::unique_ptr<master::live::LiveSession> live_session;
+    master::live::LivePoseSource* live_poses = nullptr;
+    if (live) {
+      auto source = std::make_unique<master::live::LivePoseSource>();
+      live_poses = source.get();
+      pose_source = std::move(source);
+    } else {
+      pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
+    }
 
     if (sources.discover) addresses = master::discover_for_run(sources);
     if (options.tile_size == 0)
@@ -202,7 +236,29 @@ int main(int argc, char** argv) {
                   " workers, " + schedule + " schedule, " + size + " in " + std::to_string(options.tile_size) + "-pixel tiles, poses from " +
                   pose_source->describe());
     master::Cluster cluster(addresses, link, scene, seconds(reconnect_interval, "--reconnect-interval"));
+    if (live) {
+      master::live::LiveOptions live_options;
+      const bool has_host = serve.find(':') != std::string::npos;
+      const auto address = net::parse_host_port(has_host ? serve : "127.0.0.1:" + serve, "--serve", true);
+      live_options.server.host = address.host;
+      live_options.server.port = address.port;
+      live_options.server.token = token.empty() ? master::live::random_token() : token;
+      live_options.server.tls = master::live::load_tls_identity(
+          tls_cert.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_cert),
+          tls_key.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_key));
+      live_options.jpeg_quality = jpeg_quality;
+      live_options.max_samples = max_samples;
+      live_options.max_path_samples = max_path_samples;
+      const auto& tls = live_options.server.tls;
+      live_session = std::make_unique<master::live::LiveSession>(live_options, *scene, options, *live_poses);
+      live_session->start();
+      std::printf("serving %s\n", live_session->url().c_str());
+      std::printf("certificate %s%s, SHA-256 fingerprint %s\n", tls.certificate_path.c_str(), tls.created ? " (new, self-signed)" : "",
+                  tls.fingerprint.c_str());
+      std::fflush(stdout);
+    }
     master::RenderSession session(options, cluster, *scene, *pose_source);
+    if (live_session) session.set_observer(live_session.get());
     running_session = &session;
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
@@ -217,6 +273,7 @@ int main(int argc, char** argv) {
     }
     running_session = nullptr;
     cluster.stop();
+    if (live_session) live_session->stop();
 
     if (json) {
       std::cout << master::to_json(summary).dump(2) << std::endl;
@@ -226,6 +283,11 @@ int main(int argc, char** argv) {
                   summary.frames_complete, options.width * (options.stereo ? 2 : 1), options.height, summary.mean_frame_ms,
                   summary.mean_frame_ms_after_first, summary.mean_interval_ms, summary.mean_latency_ms,
                   summary.mean_wire_bytes / 1024.0);
+      if (live && summary.page_latency_count)
+        std::printf("page-measured pose-to-frame latency %.1f ms median, %.1f ms p95 over %zu new poses; %.2f new-pose frames/s, "
+                    "%.2f frames/s with refinements\n",
+                    summary.page_latency_median_ms, summary.page_latency_p95_ms, summary.page_latency_count,
+                    summary.fresh_frames_per_second, summary.frames_per_second);
       if (options.out_dir && summary.frames_complete)
         std::printf("frames in %s (frame_NNNNNN.png%s)\n", options.out_dir->c_str(), overlay ? ", overlay_NNNNNN.png" : "");
     }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/base/error.h"
+#include "common/base/utf8.h"
 #include "common/base/memory_usage.h"
 #include "common/base/progress.h"
 #include "common/scene/aabb.h"
@@ -119,7 +120,7 @@ PackReport pack_scene(const PackOptions& options) {
 
   // ---- manifest ----
   tpk::Manifest& m = report.manifest;
-  m.set_source(options.input.filename().string());
+  m.set_source(valid_utf8(options.input.filename().string()));  // a proto3 string: UTF-8 only
   m.set_triangles(q.triangle_count());
   m.set_vertices(q.vertex_count);
   m.set_degenerate_triangles_dropped(q.degenerate_triangles_dropped);
@@ -132,13 +133,14 @@ PackReport pack_scene(const PackOptions& options) {
   for (size_t i = 0; i < mesh.materials.size(); ++i) {
     tpk::Material* material = m.add_materials();
     *material = mesh.materials[i];
+    material->set_name(valid_utf8(material->name()));
     if (!q.material_texcoord_integer_bits.empty()) material->set_texcoord_integer_bits(q.material_texcoord_integer_bits[i]);
   }
   uint64_t texel_offset = 0;
   std::vector<uint8_t> texels;
   for (const auto& texture : mesh.textures) {
     tpk::Texture* entry = m.add_textures();
-    entry->set_name(texture.name);
+    entry->set_name(valid_utf8(texture.name));
     entry->set_width(texture.width);
     entry->set_height(texture.height);
     entry->set_texel_offset(texel_offset);

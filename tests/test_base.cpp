@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/base/error.h"
 #include "common/base/file_io.h"
@@ -40,6 +42,31 @@ TEST(Hash, StableAndSensitive) {
   EXPECT_EQ(hash64(a, 7), hash64(a, 7));
   EXPECT_NE(hash64(a, 7), hash64(a, 6));
   EXPECT_EQ(hash64_hex(0x1234).size(), 16u);
+}
+
+TEST(FileIo, AtomicWriteRefusesToReplaceSpecialFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tessera_test_special_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directories(dir / "folder");
+  for (const auto& target : {fifo, dir / "folder"}) {
+    try {
+      write_file_atomically(target, "png", 3);
+      ADD_FAILURE() << "replaced " << target;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "folder"));
+  // Nothing but the two targets is left behind, and a regular file is still replaced.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 2);
+  write_file_atomically(dir / "plain", "a", 1);
+  write_file_atomically(dir / "plain", "bc", 2);
+  EXPECT_EQ(read_file_text(dir / "plain"), "bc");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"tessera-worker", "--scenes /nonexistent --secret-file /nonexistent --max-scene-size 12Q"},
       {"tessera-master", "--workers 127.0.0.1:1 --scene x.tpk --secret-file /nonexistent --size 12"},
       {"tessera-compare", "a.png b.png --threshold 300"},
+      {"tessera-live-client", "https://127.0.0.1:1/?token=x --rate 0"},
       {"tessera-netem-relay", "--route 127.0.0.1:0=127.0.0.1:1 --delay 5parsecs"},
       {"tessera", std::nullopt},
       {"android", "status --port 0"},
@@ -62,6 +63,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"cluster-bench", "--workers many"},
       {"cross-arm64", "test --jobs 0"},
       {"hosts", "status"},
+      {"live-bench", "x.tpk --workers many"},
       {"local-cluster", "start many"},
       {"make-bundle", "--programs 'not a list' out"},
   };

@@ -246,6 +246,7 @@ int main(int argc, char** argv) {
     renderer_options.device = device;
     if (!mem_limit.empty()) renderer_options.gpu_memory_limit = cl::parse_memory_size(mem_limit);
     if (!(exposure > 0.0f)) throw UsageError("--exposure must be positive");
+    check_fov_option(fov);
 
     const PackedScene scene = PackedScene::load(scene_path);
     CameraSpec camera_spec;

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   app.add_option("--name", name, "Name shown to masters (default: host name and port)");
   app.add_option("--port-file", port_file, "Write the bound HOST:PORT here once listening (for scripts and tests)");
   app.add_option("--max-scene-size", max_scene, "Largest scene a master may push, e.g. 2G")->capture_default_str();
+  std::string scene_quota = "16G";
+  app.add_option("--scene-quota", scene_quota, "Most bytes of scenes the scene directory keeps; a push beyond it deletes "
+                                               "the least recently used scenes first (0: no limit)")
+      ->capture_default_str();
   app.add_option("--max-connections", max_connections, "Connections served at once; more are refused")
       ->capture_default_str()->check(CLI::Range(1u, 1024u));
   app.add_option("--heartbeat-timeout", heartbeat_timeout, "Seconds of silence after which a master counts as gone")
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
     config.host_threads = threads;
     if (!mem_limit.empty()) config.gpu_memory_limit = cl::parse_memory_size(mem_limit);
     config.max_scene_bytes = cl::parse_memory_size(max_scene);
+    const uint64_t quota = scene_quota == "0" ? 0 : cli::option_value([&] { return cl::parse_memory_size(scene_quota); });
     config.max_connections = max_connections;
     config.slowdown_ms = slowdown_ms;
     config.send_backlog_bytes = uint64_t(send_backlog_mib) << 20;
@@ -97,7 +102,7 @@ int main(int argc, char** argv) {
     renderer.device = device;
     if (config.gpu_memory_limit) renderer.gpu_memory_limit = config.gpu_memory_limit;
     renderer.host_threads = threads;
-    worker::SceneStore scenes(scenes_dir, renderer);
+    worker::SceneStore scenes(scenes_dir, renderer, 2, quota);
     worker::RenderThread render;
     worker::WorkerCounters counters;
     TaskPool encoders(encode_threads);

@@ -1,8 +1,11 @@
 #include "common/base/file_io.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/base/error.h"
@@ -37,9 +40,28 @@ void write_all(std::FILE* file, const void* data, size_t size) {
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::FILE*)>& write) {
-  const std::filesystem::path temp = path.string() + ".tmp." + std::to_string(::getpid());
-  std::FILE* file = std::fopen(temp.c_str(), "wb");
-  if (!file) throw Error("cannot write '" + path.string() + "': " + describe_errno());
+  // The rename replaces whatever `path` names: refuse anything but a regular file (a device, a
+  // pipe, a socket or a folder must never be swapped for our output).
+  auto refuse_special = [&] {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      throw Error("cannot write '" + path.string() + "': it exists and is not a regular file");
+  };
+  refuse_special();
+  static std::atomic<unsigned> counter{0};
+  const std::filesystem::path temp =
+      path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  // O_EXCL: never write through a file or link that is already there.
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  std::FILE* file = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
+  if (!file) {
+    const std::string why = describe_errno();
+    if (fd >= 0) {
+      ::close(fd);
+      std::filesystem::remove(temp);
+    }
+    throw Error("cannot write '" + path.string() + "': " + why);
+  }
   try {
     write(file);
     if (std::fflush(file) != 0 || ::fsync(::fileno(file)) != 0)
@@ -54,6 +76,12 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
     throw Error("cannot write '" + path.string() + "': " + describe_errno());
   }
   std::error_code ec;
+  try {
+    refuse_special();  // again: it may have appeared while we wrote
+  } catch (...) {
+    std::filesystem::remove(temp, ec);
+    throw;
+  }
   std::filesystem::rename(temp, path, ec);
   if (ec) {
     std::filesystem::remove(temp);

@@ -13,7 +13,9 @@ std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path);
 std::string read_file_text(const std::filesystem::path& path);
 
 // Calls `write` with an open stream on a temporary file, then renames it to `path`.
-// On any exception the temporary file is removed and the exception propagates.
+// On any exception the temporary file is removed and the exception propagates. An existing
+// `path` that is not a regular file (a device such as /dev/full, a pipe, a folder) is an Error
+// and is left as it is.
 void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(std::FILE*)>& write);
 void write_file_atomically(const std::filesystem::path& path, const void* data, size_t size);

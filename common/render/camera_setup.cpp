@@ -155,6 +155,10 @@ Pose pose_from_manifest(const tpk::Camera& camera) {
   return pose;
 }
 
+void check_fov_option(double degrees) {
+  if (degrees != 0 && !(degrees > 0 && degrees < 179)) throw UsageError("--fov must lie between 0 and 179 degrees");
+}
+
 Pose parse_pose(const std::string& text) {
   const auto v = parse_floats(text, 7, "pose");
   Pose pose;

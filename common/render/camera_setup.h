@@ -50,6 +50,10 @@ std::vector<float> parse_floats(const std::string& text, size_t count, const std
 // is N, not 1 ..." (a NaN norm included).
 std::array<float, 4> unit_rotation(const std::array<float, 4>& q, const std::string& what);
 
+// The --fov option of the programs: 0 means the scene's own; anything else must lie strictly
+// between 0 and 179 degrees (NaN and negative values are a UsageError, never silently the default).
+void check_fov_option(double degrees);
+
 // Applies the pose's rotation to a vector.
 std::array<float, 3> rotate(const std::array<float, 4>& q, const std::array<float, 3>& v);
 

@@ -16,6 +16,8 @@
 namespace tessera {
 namespace {
 
+constexpr size_t kMaxObjTextBytes = size_t(2) << 30;
+
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -25,7 +27,9 @@ std::string read_obj_text(const std::filesystem::path& path) {
   if (!ends_with(name, ".zst")) return read_file_text(path);
   std::vector<uint8_t> raw;
   try {
-    raw = zstd_decompress_file(read_file_bytes(path), size_t(1) << 34);
+    // Decoding streams, so a frame that claims more than it holds costs nothing; the cap bounds
+    // what a small file of very repetitive text could still expand to.
+    raw = zstd_decompress_file(read_file_bytes(path), kMaxObjTextBytes);
   } catch (const Error& e) {
     throw Error(name + ": " + e.what());
   }
@@ -95,22 +99,26 @@ void load_material_textures(TriangleMesh& mesh, const std::vector<tinyobj::mater
   }
 }
 
-TriangleMesh read_obj(const std::filesystem::path& path, const MeshLoadOptions& options) {
-  const std::string text = read_obj_text(path);
-  validate_obj_text(text, path.filename().string());
+}  // namespace
+
+TriangleMesh parse_obj(const std::string& text, const std::string& name, const std::filesystem::path& dir,
+                       const MeshLoadOptions& options) {
+  validate_obj_text(text, std::filesystem::path(name).filename().string());
 
   std::istringstream stream(text);
-  const std::filesystem::path dir = path.parent_path();
   tinyobj::MaterialFileReader material_reader(dir.empty() ? std::string("./") : dir.string() + "/");
   tinyobj::attrib_t attrib;
   std::vector<tinyobj::shape_t> shapes;
   std::vector<tinyobj::material_t> materials;
   std::string warn, err;
   if (!tinyobj::LoadObj(&attrib, &shapes, &materials, &warn, &err, &stream, &material_reader, true))
-    throw Error(path.string() + ": " + (err.empty() ? "cannot parse OBJ" : err.substr(0, err.find('\n'))));
-  if (err.find("Material file [") != std::string::npos || err.find("material") != std::string::npos) {
-    // A missing MTL is reported by tinyobjloader but not fatal for it; it is for us.
-    if (err.find("not found") != std::string::npos) throw Error(path.string() + ": " + err.substr(0, err.find('\n')));
+    throw Error(name + ": " + (err.empty() ? "cannot parse OBJ" : err.substr(0, err.find('\n'))));
+  // A missing MTL is only a warning for tinyobjloader ("Material file [ x ] not found in a path");
+  // for us it is an error: the scene would silently render with default materials.
+  for (const std::string* report : {&err, &warn}) {
+    const size_t missing = report->find("Material file [");
+    if (missing != std::string::npos)
+      throw Error(name + ": " + report->substr(missing, report->find('\n', missing) - missing));
   }
 
   TriangleMesh mesh;
@@ -200,14 +208,12 @@ TriangleMesh read_obj(const std::filesystem::path& path, const MeshLoadOptions& 
   return mesh;
 }
 
-}  // namespace
-
 TriangleMesh load_mesh(const std::filesystem::path& path, const MeshLoadOptions& options) {
   if (!std::filesystem::exists(path)) throw Error("cannot open '" + path.string() + "': no such file");
   const std::string name = path.string();
   TriangleMesh mesh;
   if (ends_with(name, ".obj") || ends_with(name, ".obj.zst"))
-    mesh = read_obj(path, options);
+    mesh = parse_obj(read_obj_text(path), name, path.parent_path(), options);
   else if (ends_with(name, ".ply"))
     mesh = read_ply(path);
   else

@@ -15,4 +15,9 @@ struct MeshLoadOptions {
 
 TriangleMesh load_mesh(const std::filesystem::path& path, const MeshLoadOptions& options = {});
 
+// OBJ text already in memory: `name` names it in errors; material libraries and textures are
+// looked up in `dir`.
+TriangleMesh parse_obj(const std::string& text, const std::string& name, const std::filesystem::path& dir,
+                       const MeshLoadOptions& options = {});
+
 }  // namespace tessera

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/base/error.h"
+#include "common/scene/triangle_mesh.h"
 
 namespace tessera {
 namespace {
@@ -143,7 +144,8 @@ void validate_obj_text(std::string_view text, const std::string& file) {
           if (!vt.empty()) check_index(vt, texcoords, "texcoord", file, line);
           if (s2 != std::string_view::npos) check_index(rest.substr(s2 + 1), normals, "normal", file, line);
         }
-        ++corners;
+        if (size_t(++corners) > kMaxPolygonVertices)
+          fail(file, line, "a face has more than " + std::to_string(kMaxPolygonVertices) + " vertices");
       }
       if (corners < 3) fail(file, line, "a face needs at least 3 vertices");
     }

@@ -1,13 +1,20 @@
 #include "common/scene/packed_scene.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/base/error.h"
 #include "common/scene/mip_chain.h"
 #include "common/scene/normal_table.h"
+#include "common/scene/tpk_sections.h"
 #include "kernels/accel/kdtree_layout.h"
 
 namespace tessera {
+namespace {
+
+constexpr float kMaxTexcoord = 65536.0f;  // times the widest texture (16384) stays below 2^31
+
+}  // namespace
 
 PackedScene PackedScene::load(const std::filesystem::path& path) {
   return from_contents(read_tpk(path), path.string());
@@ -49,37 +56,25 @@ void PackedScene::validate(const std::string& name) const {
   auto fail = [&](const std::string& what) -> Error { return Error(name + ": invalid scene: " + what); };
   const uint64_t nt = manifest_.triangles(), nv = manifest_.vertices();
   const auto& q = manifest_.quantization();
-  if (nt == 0 || nv == 0) throw fail("no triangles");
-  if (nt > 0xFFFFFFF0ull || nv > 0xFFFFFFF0ull) throw fail("too many triangles or vertices");
-  for (const auto& s : sections_)
-    if (std::count_if(sections_.begin(), sections_.end(), [&](const auto& o) { return o.kind == s.kind; }) > 1)
-      throw fail("duplicate section " + tpk::SectionKind_Name(s.kind));
-  auto expect = [&](tpk::SectionKind kind, uint64_t bytes, bool required) {
-    const auto data = section(kind);
-    if (data.empty() && !required && bytes == 0) return;
-    if (data.empty() && !required) return;
-    if (data.size() != bytes)
-      throw fail(tpk::SectionKind_Name(kind) + " holds " + std::to_string(data.size()) + " bytes, expected " + std::to_string(bytes));
-  };
-  expect(tpk::TRIANGLES, 12 * nt, true);
+  // Which sections, and how large: the rules parse_tpk applied to the declared sizes.
+  std::vector<SectionSize> sizes;
+  for (const auto& s : sections_) sizes.push_back({int(s.kind), s.raw.size()});
+  check_sections(manifest_, sizes, name);
   if (q.positions()) {
-    if (q.geometry_cells() == 0 || q.geometry_cells() > 65536) throw fail("bad geometry-cell count");
-    if (!(q.cell_size() > 0.0f)) throw fail("bad cell size");
-    expect(tpk::QUANTIZED_VERTICES, 8 * nv, true);
-    expect(tpk::CELL_TABLE, 8ull * q.geometry_cells(), true);
+    if (!(q.cell_size() > 0.0f) || !std::isfinite(q.cell_size())) throw fail("bad cell size");
     const auto words = section_as<uint32_t>(tpk::QUANTIZED_VERTICES);
     for (size_t v = 0; v < nv; ++v)
       if ((words[2 * v + 1] & 0xFFFFu) >= q.geometry_cells()) throw fail("vertex cell index out of range");
     if (!q.normals())
       for (size_t v = 0; v < nv; ++v)
         if (words[2 * v + 1] >> 16) throw fail("normal index without quantized normals");
-  } else {
-    expect(tpk::POSITIONS, 12 * nv, true);
   }
   if (q.normals() && !q.positions()) throw fail("quantized normals need quantized positions");
-  expect(tpk::NORMALS, 12 * nv, false);
-  const bool has_uv = !section(tpk::TEXCOORDS).empty() || !section(tpk::TEXCOORDS_QUANTIZED).empty();
-  if (has_uv) expect(q.texcoords() ? tpk::TEXCOORDS_QUANTIZED : tpk::TEXCOORDS, (q.texcoords() ? 4 : 8) * nv, true);
+
+  // Texture lookups turn u * width into an int: float texcoords must be finite and bounded so
+  // that no lookup overflows (16-bit quantized ones always are).
+  for (float t : section_as<float>(tpk::TEXCOORDS))
+    if (!(std::fabs(t) <= kMaxTexcoord)) throw fail("texture coordinate out of range (beyond +-65536 or not a number)");
 
   for (uint32_t v : section_as<uint32_t>(tpk::TRIANGLES))
     if (v >= nv) throw fail("triangle vertex index out of range");
@@ -104,20 +99,14 @@ void PackedScene::validate(const std::string& name) const {
     if (runs[i + 1] >= uint32_t(materials)) throw fail("material index out of range");
     if (runs[i] >= nt || (i > 0 && runs[i] <= runs[i - 2])) throw fail("material runs out of order");
   }
-  const uint64_t texels = section(tpk::TEXELS).size() / 4;
+  const uint64_t texels = section(tpk::TEXELS).size() / 4;  // < 2^32 (section rules): offsets fit 32 bits
   for (const auto& m : manifest_.materials()) {
     if (m.texture() < -1 || m.texture() >= manifest_.textures_size()) throw fail("material texture index out of range");
     if (m.texcoord_integer_bits() > 15) throw fail("material texcoord format out of range");
   }
-  const bool mip_mapped = manifest_.format_version() >= 3;
-  for (const auto& t : manifest_.textures()) {
-    if (t.width() == 0 || t.height() == 0 || t.width() > 16384 || t.height() > 16384)
-      throw fail("texture '" + t.name() + "' has a bad size");
-    if (mip_mapped ? t.mip_levels() == 0 || t.mip_levels() > full_mip_levels(t.width(), t.height()) : t.mip_levels() != 0)
-      throw fail("texture '" + t.name() + "' has a bad mip level count");
-    if (t.texel_offset() > texels || mip_chain_texels(t.width(), t.height(), texture_levels(t)) > texels - t.texel_offset())
+  for (const auto& t : manifest_.textures())  // sizes and mip level counts were checked by the section rules
+    if (!range_within(t.texel_offset(), mip_chain_texels(t.width(), t.height(), texture_levels(t)), texels))
       throw fail("texture '" + t.name() + "' lies outside the texel data");
-  }
 
   // kd-tree: children always follow their parent (so traversal cannot loop), every index in range.
   const auto nodes = section_as<uint32_t>(tpk::KD_NODES);
@@ -138,7 +127,7 @@ void PackedScene::validate(const std::string& name) const {
       const uint64_t count = kd_leaf_count(w0);
       if (count == 1 && w1 >= nt) throw fail("kd-tree leaf triangle out of range");
       if (count > 1) {
-        if (uint64_t(w1) + count > refs.size()) throw fail("kd-tree leaf references out of range");
+        if (!range_within(w1, count, refs.size())) throw fail("kd-tree leaf references out of range");
         for (uint64_t i = 0; i < count; ++i)
           if (refs[w1 + i] >= nt) throw fail("kd-tree leaf triangle out of range");
       }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "common/base/error.h"
@@ -50,7 +51,7 @@ struct Element {
 // Reads values either from ASCII tokens or from little-endian binary.
 class ValueReader {
  public:
-  ValueReader(const std::vector<uint8_t>& data, size_t pos, bool binary, std::string file)
+  ValueReader(std::span<const uint8_t> data, size_t pos, bool binary, std::string file)
       : data_(data), pos_(pos), binary_(binary), file_(std::move(file)) {}
 
   double read(Type t) {
@@ -85,17 +86,23 @@ class ValueReader {
     return v;
   }
 
-  const std::vector<uint8_t>& data_;
+  std::span<const uint8_t> data_;
   size_t pos_;
   bool binary_;
   std::string file_;
 };
 
+// A list length or face index read as a double: a whole number in [0, limit), else an Error.
+size_t checked_count(double value, double limit, const std::string& what) {
+  if (!(value >= 0 && value < limit) || value != std::floor(value)) throw Error(what);
+  return size_t(value);
+}
+
 }  // namespace
 
-TriangleMesh read_ply(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const std::vector<uint8_t> data = read_file_bytes(path);
+TriangleMesh read_ply(const std::filesystem::path& path) { return parse_ply(read_file_bytes(path), path.string()); }
+
+TriangleMesh parse_ply(std::span<const uint8_t> data, const std::string& file) {
   const std::string head(data.begin(), data.begin() + std::min<size_t>(data.size(), 65536));
   const size_t header_end = head.find("end_header");
   if (head.rfind("ply", 0) != 0 || header_end == std::string::npos) throw Error(file + ": not a PLY file");
@@ -145,6 +152,14 @@ TriangleMesh read_ply(const std::filesystem::path& path) {
     }
   }
 
+  // Every record of an element takes at least one byte, so no element may count more records
+  // than the file has bytes left (and one without properties would be read forever).
+  for (const Element& e : elements) {
+    if (e.count > 0 && e.properties.empty()) throw Error(file + ": PLY element '" + e.name + "' has no properties");
+    if (e.count > data.size() - body)
+      throw Error(file + ": PLY element '" + e.name + "' counts " + std::to_string(e.count) + " records, more than the file holds");
+  }
+
   TriangleMesh mesh;
   ValueReader reader(data, body, binary, file);
   size_t vertex_count = 0;
@@ -162,19 +177,24 @@ TriangleMesh read_ply(const std::filesystem::path& path) {
         float pos[3] = {0, 0, 0}, nrm[3] = {0, 0, 0}, uv[2] = {0, 0};
         for (const Property& p : e.properties) {
           if (p.is_list) {
-            const size_t n = size_t(reader.read(p.count_type));
+            const size_t n = checked_count(reader.read(p.count_type), double(data.size()), file + ": bad PLY list length");
             for (size_t k = 0; k < n; ++k) reader.read(p.type);
             continue;
           }
-          const double v = reader.read(p.type);
-          if (p.name == "x") pos[0] = float(v);
-          else if (p.name == "y") pos[1] = float(v);
-          else if (p.name == "z") pos[2] = float(v);
-          else if (p.name == "nx") nrm[0] = float(v);
-          else if (p.name == "ny") nrm[1] = float(v);
-          else if (p.name == "nz") nrm[2] = float(v);
-          else if (p.name == "u" || p.name == "s") uv[0] = float(v);
-          else if (p.name == "v" || p.name == "t") uv[1] = float(v);
+          const double value = reader.read(p.type);
+          const auto v = [&] {  // beyond float's range (or NaN) the conversion is undefined: refuse it
+            if (!(std::fabs(value) <= double(std::numeric_limits<float>::max())))
+              throw Error(file + ": vertex " + std::to_string(i) + " has a " + p.name + " that is not a finite float");
+            return float(value);
+          };
+          if (p.name == "x") pos[0] = v();
+          else if (p.name == "y") pos[1] = v();
+          else if (p.name == "z") pos[2] = v();
+          else if (p.name == "nx") nrm[0] = v();
+          else if (p.name == "ny") nrm[1] = v();
+          else if (p.name == "nz") nrm[2] = v();
+          else if (p.name == "u" || p.name == "s") uv[0] = v();
+          else if (p.name == "v" || p.name == "t") uv[1] = v();
         }
         for (float c : pos)
           if (!std::isfinite(c)) throw Error(file + ": vertex " + std::to_string(i) + " has a non-finite coordinate");
@@ -190,15 +210,14 @@ TriangleMesh read_ply(const std::filesystem::path& path) {
             continue;
           }
           const double n = reader.read(p.count_type);
-          if (n < 3 || n > 1024) throw Error(file + ": face " + std::to_string(i) + " has " + std::to_string(long(n)) + " vertices");
+          if (!(n >= 3 && n <= double(kMaxPolygonVertices)) || n != std::floor(n))
+            throw Error(file + ": face " + std::to_string(i) + " has " + std::to_string(n) + " vertices (3 to " +
+                        std::to_string(kMaxPolygonVertices) + ")");
           std::vector<uint32_t> corners(static_cast<size_t>(n));
-          for (auto& c : corners) {
-            const double idx = reader.read(p.type);
-            if (idx < 0 || idx >= double(vertex_count))
-              throw Error(file + ": face " + std::to_string(i) + " vertex index " + std::to_string(long(idx)) + " out of range (" +
-                          std::to_string(vertex_count) + " vertices)");
-            c = uint32_t(idx);
-          }
+          for (auto& c : corners)
+            c = uint32_t(checked_count(reader.read(p.type), double(vertex_count),
+                                       file + ": face " + std::to_string(i) + " has a vertex index out of range (" +
+                                           std::to_string(vertex_count) + " vertices)"));
           if (p.name != "vertex_indices" && p.name != "vertex_index") continue;
           for (size_t k = 1; k + 1 < corners.size(); ++k) {
             mesh.triangles.insert(mesh.triangles.end(), {corners[0], corners[k], corners[k + 1]});
@@ -209,7 +228,7 @@ TriangleMesh read_ply(const std::filesystem::path& path) {
     } else {
       for (size_t i = 0; i < e.count; ++i)
         for (const Property& p : e.properties) {
-          const size_t n = p.is_list ? size_t(reader.read(p.count_type)) : 1;
+          const size_t n = p.is_list ? checked_count(reader.read(p.count_type), double(data.size()), file + ": bad PLY list length") : 1;
           for (size_t k = 0; k < n; ++k) reader.read(p.type);
         }
     }

@@ -5,6 +5,7 @@
 
 #include "common/base/error.h"
 #include "common/base/file_io.h"
+#include <cmath>
 #include <cstring>
 
 namespace tessera {
@@ -28,7 +29,9 @@ settings::SceneSettings read_scene_settings(const std::filesystem::path& path) {
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(text, &out))
     throw Error(path.string() + ":" + (errors.first.empty() ? std::string("cannot parse settings") : errors.first));
-  if (out.has_scale() && !(out.scale() > 0.0f)) throw Error(path.string() + ": scale must be positive");
+  if (out.has_scale() && !(out.scale() > 0.0f && std::isfinite(out.scale()))) throw Error(path.string() + ": scale must be positive");
+  if (out.has_scene_scale() && !(out.scene_scale() > 0.0f && std::isfinite(out.scene_scale())))
+    throw Error(path.string() + ": scene_scale must be a positive number");
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "common/base/file_io.h"
 #include "common/base/hash.h"
 #include "common/base/zstd_codec.h"
+#include "common/scene/tpk_sections.h"
 
 namespace tessera {
 namespace {
@@ -30,26 +31,18 @@ uint64_t get_u64(const uint8_t* p) {
 }
 
 constexpr uint64_t kMaxManifestBytes = 64ull << 20;
-constexpr uint64_t kMaxSectionBytes = 16ull << 30;
 
 }  // namespace
 
-void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const std::vector<TpkSectionData>& sections,
-               int zstd_level) {
+std::vector<uint8_t> assemble_tpk(tpk::Manifest& manifest, const std::vector<std::vector<uint8_t>>& stored) {
+  if (size_t(manifest.sections_size()) != stored.size()) throw Error("assemble_tpk: one stored frame per section entry");
   manifest.set_format_version(kTpkFormatVersion);
-  manifest.clear_sections();
-  std::vector<std::vector<uint8_t>> stored;
   uint64_t offset = 0;
-  for (const auto& s : sections) {
-    stored.push_back(zstd_compress(s.raw, s.zstd_level > 0 ? s.zstd_level : zstd_level));
-    tpk::Section* entry = manifest.add_sections();
-    entry->set_kind(s.kind);
+  for (size_t i = 0; i < stored.size(); ++i) {
+    tpk::Section* entry = manifest.mutable_sections(int(i));
     entry->set_offset(offset);
-    entry->set_raw_size(s.raw.size());
-    entry->set_stored_size(stored.back().size());
-    entry->set_raw_xxh64(hash64(s.raw.data(), s.raw.size()));
-    entry->set_stored_xxh64(hash64(stored.back().data(), stored.back().size()));
-    offset += stored.back().size();
+    entry->set_stored_size(stored[i].size());
+    offset += stored[i].size();
   }
   std::string manifest_bytes;
   {
@@ -58,16 +51,32 @@ void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const
     out.SetSerializationDeterministic(true);
     manifest.SerializeToCodedStream(&out);
   }
-  uint8_t header[kTpkHeaderSize];
-  std::memcpy(header, kTpkMagic, 8);
-  put_u32(header + 8, kTpkFormatVersion);
-  put_u32(header + 12, uint32_t(manifest_bytes.size()));
-  put_u64(header + 16, hash64(manifest_bytes.data(), manifest_bytes.size()));
-  write_file_atomically(path, [&](std::FILE* file) {
-    write_all(file, header, sizeof header);
-    write_all(file, manifest_bytes.data(), manifest_bytes.size());
-    for (const auto& s : stored) write_all(file, s.data(), s.size());
-  });
+  const uint64_t total = kTpkHeaderSize + manifest_bytes.size() + offset;
+  std::vector<uint8_t> file(kTpkHeaderSize);
+  file.reserve(total);
+  std::memcpy(file.data(), kTpkMagic, 8);
+  put_u32(file.data() + 8, kTpkFormatVersion);
+  put_u32(file.data() + 12, uint32_t(manifest_bytes.size()));
+  put_u64(file.data() + 16, hash64(manifest_bytes.data(), manifest_bytes.size()));
+  file.insert(file.end(), manifest_bytes.begin(), manifest_bytes.end());
+  for (const auto& s : stored) file.insert(file.end(), s.begin(), s.end());
+  return file;
+}
+
+void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const std::vector<TpkSectionData>& sections,
+               int zstd_level) {
+  manifest.clear_sections();
+  std::vector<std::vector<uint8_t>> stored;
+  for (const auto& s : sections) {
+    stored.push_back(zstd_compress(s.raw, s.zstd_level > 0 ? s.zstd_level : zstd_level));
+    tpk::Section* entry = manifest.add_sections();
+    entry->set_kind(s.kind);
+    entry->set_raw_size(s.raw.size());
+    entry->set_raw_xxh64(hash64(s.raw.data(), s.raw.size()));
+    entry->set_stored_xxh64(hash64(stored.back().data(), stored.back().size()));
+  }
+  const std::vector<uint8_t> file = assemble_tpk(manifest, stored);
+  write_file_atomically(path, file.data(), file.size());
 }
 
 TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name) {
@@ -88,15 +97,16 @@ TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name) {
   if (!out.manifest.ParseFromArray(manifest_bytes, int(manifest_size))) throw fail("manifest cannot be parsed (corrupt file)");
   if (out.manifest.format_version() != version) throw fail("manifest and header disagree on the format version");
 
+  // Kinds and raw sizes against what the manifest's counts allow, before anything is decoded.
+  check_section_entries(out.manifest, name);
+
   const uint64_t data_start = kTpkHeaderSize + manifest_size;
   const uint64_t data_size = file.size() - data_start;
   uint64_t expected_offset = 0;
   for (const auto& s : out.manifest.sections()) {
-    const std::string label = tpk::SectionKind_Name(s.kind()).empty() ? "section " + std::to_string(s.kind())
-                                                                        : tpk::SectionKind_Name(s.kind());
-    if (s.offset() != expected_offset || s.stored_size() > data_size || s.offset() > data_size - s.stored_size())
+    const std::string label = tpk::SectionKind_Name(s.kind());  // a known kind: checked above
+    if (s.offset() != expected_offset || !range_within(s.offset(), s.stored_size(), data_size))
       throw fail("truncated file (" + label + " lies beyond the end)");
-    if (s.raw_size() > kMaxSectionBytes) throw fail(label + " is implausibly large");
     const uint8_t* stored = file.data() + data_start + s.offset();
     if (hash64(stored, s.stored_size()) != s.stored_xxh64()) throw fail(label + " checksum mismatch (corrupt file)");
     std::vector<uint8_t> raw;

@@ -35,6 +35,11 @@ TpkSectionData make_section(tpk::SectionKind kind, const std::vector<T>& values)
 void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const std::vector<TpkSectionData>& sections,
                int zstd_level);
 
+// The file's bytes for a manifest whose section entries hold kind, raw size and checksums, with
+// `stored` the frames of those sections in order: fills in offsets, stored sizes, the format
+// version and the header. write_tpk writes what it returns; tools that craft files use it too.
+std::vector<uint8_t> assemble_tpk(tpk::Manifest& manifest, const std::vector<std::vector<uint8_t>>& stored);
+
 // The whole file in memory, validated: header, manifest checksum, every section's checksums and
 // sizes. Throws tessera::Error naming the file and the first problem found.
 struct TpkContents {

@@ -10,6 +10,11 @@
 
 namespace tessera {
 
+// Most corners one polygon of an input mesh may have: polygons are triangulated one by one (OBJ
+// polygons by ear clipping, which takes time quadratic in the corners), so this bounds the work a
+// single line of input can cause.
+inline constexpr size_t kMaxPolygonVertices = 256;
+
 struct TextureImage {
   std::string name;
   uint32_t width = 0;

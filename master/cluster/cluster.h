@@ -23,6 +23,8 @@ class Cluster {
 
   void start();
   std::optional<LinkEvent> next_event(std::chrono::steady_clock::time_point deadline) { return events_.pop(deadline); }
+  // Any thread: makes a waiting next_event() return now (a live pose arrived).
+  void wake() { events_.interrupt(); }
   void send(int worker, const wire::Envelope& message);
   // Any thread: queues an event of the master's own (a tile composited) behind the workers' ones.
   void post(LinkEvent event) { events_.push(std::move(event)); }

@@ -18,10 +18,20 @@ class EventQueue {
     }
     ready_.notify_one();
   }
-  // The oldest item, waiting until `deadline` at most.
+  // Ends the current (or next) pop() early, empty-handed: the consumer has other work to look at.
+  void interrupt() {
+    {
+      std::lock_guard lock(mutex_);
+      interrupted_ = true;
+    }
+    ready_.notify_one();
+  }
+  // The oldest item, waiting until `deadline` at most (or until interrupt()).
   std::optional<T> pop(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock(mutex_);
-    if (!ready_.wait_until(lock, deadline, [&] { return !items_.empty(); })) return std::nullopt;
+    ready_.wait_until(lock, deadline, [&] { return !items_.empty() || interrupted_; });
+    interrupted_ = false;
+    if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
     return item;
@@ -31,6 +41,7 @@ class EventQueue {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<T> items_;
+  bool interrupted_ = false;
 };
 
 }  // namespace tessera::master

@@ -32,10 +32,10 @@ PoseSample from_json(const std::string& line, const std::string& where) {
   const auto numbers = [&](const char* key, size_t count) {
     if (!record.contains(key) || !record[key].is_array() || record[key].size() != count)
       throw Error(where + ": \"" + key + "\" must be an array of " + std::to_string(count) + " numbers");
-    std::vector<float> values;
+    std::vector<double> values;  // doubles: a number beyond float's range must be an error, not a cast
     for (const auto& v : record[key]) {
       if (!v.is_number()) throw Error(where + ": \"" + key + "\" must hold numbers");
-      values.push_back(v.get<float>());
+      values.push_back(v.get<double>());
     }
     return values;
   };
@@ -56,7 +56,8 @@ PoseSample from_json(const std::string& line, const std::string& where) {
   }
   if (record.contains("gaze")) {
     const auto g = numbers("gaze", 2);
-    sample.gaze = std::array<float, 2>{g[0], g[1]};
+    if (!(g[0] >= 0 && g[0] <= 1 && g[1] >= 0 && g[1] <= 1)) throw Error(where + ": gaze coordinates must lie in [0, 1]");
+    sample.gaze = std::array<float, 2>{float(g[0]), float(g[1])};
     check_gaze(*sample.gaze, where);
   }
   return sample;
@@ -95,6 +96,13 @@ std::optional<PoseSample> parse_pose_record(const std::string& raw, const std::s
     throw Error(where + ": " + e.what());
   }
   return sample;
+}
+
+std::optional<PoseSample> parse_pose_datagram(std::string_view received, size_t datagram_size) {
+  if (datagram_size > kMaxPoseDatagramBytes || received.size() != datagram_size)
+    throw Error("pose datagram of " + std::to_string(datagram_size) + " bytes (at most " +
+                std::to_string(kMaxPoseDatagramBytes) + ")");
+  return parse_pose_record(std::string(received), "pose datagram");
 }
 
 }  // namespace tessera::master

@@ -1,6 +1,7 @@
 #pragma once
 // Where head poses come from: a trajectory file, a generated orbit, the scene's fixed camera, or
 // a live UDP stream.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,21 @@ class PoseSource {
   virtual std::string describe() const = 0;
   // Poses arrive as they happen (a headset): a frame older than one already shown is of no use.
   virtual bool live() const { return false; }
+
+  // Live sources (a person moving) have nothing to render while the pose holds still; the session
+  // asks them without blocking. nullopt with ended false: nothing new yet, ask again later.
+  struct Offer {
+    std::optional<PoseSample> pose;
+    bool ended = false;
+  };
+  virtual Offer poll() {
+    auto pose = next();
+    return {pose, !pose};
+  }
+  // Live sources call `wake` (any thread) when poll() has something new, so the session need not spin.
+  virtual void set_wake(std::function<void()> wake) {}
+  // A pose newer than the frames in flight waits: the session may cancel refinements of the old one.
+  virtual bool newer_pose_waiting() const { return false; }
 };
 
 struct PoseSourceOptions {

@@ -1,5 +1,6 @@
 #include "master/pose/udp_pose_source.h"
 
+#include <algorithm>
 #include <cstring>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -45,18 +46,25 @@ UdpPoseSource::~UdpPoseSource() {
 }
 
 void UdpPoseSource::receive_loop() {
-  char buffer[2048];
+  char buffer[kMaxPoseDatagramBytes];
   while (!stop_) {
-    const ssize_t got = ::recv(socket_, buffer, sizeof buffer - 1, 0);
-    if (got <= 0) continue;
+    // MSG_TRUNC: the datagram's full length, so an oversized one is refused, not read cut short.
+    const ssize_t length = ::recv(socket_, buffer, sizeof buffer, MSG_TRUNC);
+    if (length <= 0) continue;
     try {
-      auto sample = parse_pose_record(std::string(buffer, size_t(got)), "pose datagram");
+      const size_t received = std::min(size_t(length), sizeof buffer);
+      auto sample = parse_pose_datagram(std::string_view(buffer, received), size_t(length));
       if (!sample) continue;
       sample->acquired = std::chrono::steady_clock::now();
-      std::lock_guard lock(mutex_);
-      latest_ = sample;
-      ++received_;
+      std::function<void()> wake;
+      {
+        std::lock_guard lock(mutex_);
+        latest_ = sample;
+        ++received_;
+        wake = wake_;
+      }
       arrived_.notify_all();
+      if (wake) wake();
     } catch (const std::exception& e) {
       if (rejected_++ < 5) net::log_warning(std::string("ignoring a bad ") + e.what());
     }
@@ -66,15 +74,44 @@ void UdpPoseSource::receive_loop() {
 std::optional<PoseSample> UdpPoseSource::next() {
   std::unique_lock lock(mutex_);
   const auto timeout = std::chrono::duration<double>(timeout_seconds_);
-  if (!latest_) {
-    if (!arrived_.wait_for(lock, timeout, [&] { return latest_.has_value(); }))
-      throw Error("no pose arrived on udp://" + address_.text() + " within " + std::to_string(int(timeout_seconds_)) + " s");
-  }
-  if (std::chrono::steady_clock::now() - latest_->acquired > timeout) {
+  if (!latest_ && !arrived_.wait_for(lock, timeout, [&] { return latest_.has_value(); }))
+    throw Error("no pose arrived on udp://" + address_.text() + " within " + std::to_string(int(timeout_seconds_)) + " s");
+  if (!arrived_.wait_for(lock, timeout, [&] { return received_ > returned_; })) {
     net::log_info("pose stream on udp://" + address_.text() + " silent for " + std::to_string(int(timeout_seconds_)) + " s: ending");
     return std::nullopt;
   }
+  returned_ = received_;
   return latest_;
+}
+
+PoseSource::Offer UdpPoseSource::poll() {
+  std::lock_guard lock(mutex_);
+  const auto timeout = std::chrono::duration<double>(timeout_seconds_);
+  const auto now = std::chrono::steady_clock::now();
+  if (!latest_) {
+    if (now - started_ > timeout)
+      throw Error("no pose arrived on udp://" + address_.text() + " within " + std::to_string(int(timeout_seconds_)) + " s");
+    return {};
+  }
+  if (received_ > returned_) {
+    returned_ = received_;
+    return {latest_, false};
+  }
+  if (now - latest_->acquired > timeout) {
+    net::log_info("pose stream on udp://" + address_.text() + " silent for " + std::to_string(int(timeout_seconds_)) + " s: ending");
+    return {std::nullopt, true};
+  }
+  return {};
+}
+
+void UdpPoseSource::set_wake(std::function<void()> wake) {
+  std::lock_guard lock(mutex_);
+  wake_ = std::move(wake);
+}
+
+bool UdpPoseSource::newer_pose_waiting() const {
+  std::lock_guard lock(mutex_);
+  return received_ > returned_;
 }
 
 std::string UdpPoseSource::describe() const { return "udp://" + address_.host + ":" + std::to_string(port_); }

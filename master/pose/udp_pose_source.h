@@ -1,8 +1,10 @@
 #pragma once
 // Live poses from an AR/VR device: UDP datagrams, each one pose record in the CSV or JSON form
 // of pose_parse.h (the README documents it). A receiver thread keeps the newest pose; next()
-// waits for the first one, then returns the newest each time (a new frame starts from the
-// freshest head pose, never from a queue of stale ones), and ends after a silence.
+// waits for the first one, then for one newer than the last it returned, and returns the newest
+// (a new frame starts from the freshest head pose, never from a queue of stale ones, and a pose is
+// rendered once: no repeated frames of an old pose while the head holds still). poll() does the
+// same without blocking. The stream ends after a silence.
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -19,6 +21,9 @@ class UdpPoseSource final : public PoseSource {
   UdpPoseSource(const net::HostPort& address, double timeout_seconds);
   ~UdpPoseSource() override;
   std::optional<PoseSample> next() override;
+  Offer poll() override;
+  void set_wake(std::function<void()> wake) override;
+  bool newer_pose_waiting() const override;
   std::string describe() const override;
   bool live() const override { return true; }
   uint16_t port() const { return port_; }
@@ -31,10 +36,13 @@ class UdpPoseSource final : public PoseSource {
   double timeout_seconds_;
   int socket_ = -1;
   std::atomic<bool> stop_{false};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable arrived_;
   std::optional<PoseSample> latest_;
   uint64_t received_ = 0, rejected_ = 0;
+  uint64_t returned_ = 0;  // received_ when a pose was last handed out
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::function<void()> wake_;
   std::thread thread_;
 };
 

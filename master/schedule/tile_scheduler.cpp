@@ -168,6 +168,12 @@ TileScheduler::Receipt TileScheduler::tile_done(int worker, uint64_t id, uint32_
   return Receipt::accepted;
 }
 
+void TileScheduler::set_policy(SchedulerPolicy policy) {
+  policy_ = policy;
+  policy_.inflight = std::max(1u, policy_.inflight);
+  last_owner_.clear();  // tile ids change with the tile size
+}
+
 void TileScheduler::close_frame(uint64_t id) {
   const auto it = frames_.find(id);
   if (it == frames_.end()) return;

@@ -56,6 +56,9 @@ class TileScheduler {
   // Tiles per second, for the measured static split (exponential moving average).
   void record_speed(int worker, double tiles_per_second);
 
+  // Another schedule, depth or balance (a live settings change); only while no frame is open.
+  void set_policy(SchedulerPolicy policy);
+
   void open_frame(uint64_t frame, uint32_t tile_count);
   enum class Receipt { accepted, duplicate, unknown_frame };
   Receipt tile_done(int worker, uint64_t frame, uint32_t tile);

@@ -10,6 +10,7 @@
 #include "common/net/log.h"
 #include "common/render/stereo.h"
 #include "master/cluster/worker_version.h"
+#include "master/session/live_view.h"
 
 namespace tessera::master {
 namespace {
@@ -27,13 +28,8 @@ std::string seconds_text(std::chrono::milliseconds d) {
 }  // namespace
 
 RenderSession::RenderSession(SessionOptions options, Cluster& cluster, const SceneFile& scene, PoseSource& poses)
-    : options_(std::move(options)), cluster_(cluster), scene_(scene), poses_(poses), scheduler_(options_.policy, *this) {
-  options_.stereo = options_.stereo || options_.ipd > 0;
-  if (options_.stereo && options_.ipd < 0) options_.ipd = default_ipd(scene_.manifest);
-  if (!options_.stereo) options_.ipd = 0;
-  tile_pairs_ = options_.stereo && options_.mode == "pathtrace";
-  // Fails early on sizes the protocol refuses.
-  net::TileGrid(options_.width, options_.height, options_.tile_size, options_.stereo ? 2 : 1);
+    : cluster_(cluster), scene_(scene), poses_(poses), scheduler_(options.policy, *this) {
+  apply_options(std::move(options));
   if (options_.out_dir) writer_ = std::make_unique<FrameWriter>(*options_.out_dir, options_.overlay);
   workers_.resize(cluster.size());
   for (size_t i = 0; i < cluster.size(); ++i) workers_[i].name = cluster.address(int(i)).text();
@@ -43,8 +39,51 @@ RenderSession::RenderSession(SessionOptions options, Cluster& cluster, const Sce
 
 RenderSession::~RenderSession() = default;
 
+void RenderSession::apply_options(SessionOptions options) {
+  options.stereo = options.stereo || options.ipd > 0;
+  if (options.stereo && options.ipd < 0) options.ipd = default_ipd(scene_.manifest);
+  if (!options.stereo) options.ipd = 0;
+  // Fails early on sizes the protocol refuses.
+  net::TileGrid(options.width, options.height, options.tile_size, options.stereo ? 2 : 1);
+  options_ = std::move(options);
+  tile_pairs_ = options_.stereo && options_.mode == "pathtrace";
+}
+
+// Live settings change between frames: new frames wait until the open ones are done.
+void RenderSession::apply_pending_options() {
+  if (!observer_ || !open_.empty() || !observer_->options_pending()) return;
+  auto options = observer_->take_options();
+  if (!options) return;
+  try {
+    const bool policy_changed = options->policy.schedule != options_.policy.schedule ||
+                                options->policy.inflight != options_.policy.inflight ||
+                                options->policy.balance != options_.policy.balance || options->tile_size != options_.tile_size ||
+                                options->width != options_.width || options->height != options_.height ||
+                                options->stereo != options_.stereo;
+    apply_options(std::move(*options));
+    if (policy_changed) scheduler_.set_policy(options_.policy);
+  } catch (const std::exception& e) {
+    observer_->settings_rejected(e.what());
+  }
+}
+
+// A newer pose waits while refinements (more samples of the same view) are in flight: they are
+// worth nothing now, so they are cancelled and the new pose's frame starts at once.
+void RenderSession::supersede_refinements() {
+  if (open_.empty() || !poses_.newer_pose_waiting()) return;
+  std::vector<uint64_t> stale;
+  for (const auto& [id, frame] : open_)
+    if (frame.pose.refinement > 0) stale.push_back(id);
+  for (uint64_t id : stale) {
+    scheduler_.close_frame(id);  // the workers holding its tiles drop them
+    open_.erase(id);
+    ++superseded_;
+  }
+}
+
 RunSummary RenderSession::run() {
   started_ = Clock::now();
+  poses_.set_wake([this] { cluster_.wake(); });
   try {
     wait_for_workers();
     started_ = Clock::now();  // frame rates count from the first frame, not from connecting
@@ -71,16 +110,22 @@ RunSummary RenderSession::run() {
       if (Clock::now() >= next_check) {
         check_deadlines();
         update_status();
+        if (observer_) observer_->tick();
         next_check = Clock::now() + std::chrono::milliseconds(50);
       }
     }
     if (status_) status_->finish();
     if (writer_) writer_->finish();
   } catch (...) {
+    poses_.set_wake({});
     if (status_) status_->finish();
+    if (observer_) observer_->finish_records(records_);
     if (options_.stats_path) write_stats_file();
     throw;
   }
+  poses_.set_wake({});
+  if (superseded_) net::log_info(std::to_string(superseded_) + " refinement frames cancelled for newer poses");
+  if (observer_) observer_->finish_records(records_);
   if (options_.stats_path) write_stats_file();
   return summary();
 }
@@ -90,7 +135,7 @@ void RenderSession::wait_for_workers() {
   std::vector<bool> settled(workers_.size(), false);
   while (Clock::now() < deadline && std::count(settled.begin(), settled.end(), false) > 0) {
     auto event = cluster_.next_event(deadline);
-    if (!event) break;
+    if (!event) continue;  // woken early (a live pose arrived): keep waiting until the deadline
     const int w = event->worker;
     if (event->kind == LinkEvent::Kind::ready || event->kind == LinkEvent::Kind::failed) settled[size_t(w)] = true;
     handle(*event);
@@ -112,14 +157,16 @@ std::string RenderSession::failures() const {
 bool RenderSession::open_next_frame() {
   if (stop_requested_ || poses_ended_) return false;
   if (options_.frames && frames_opened_ >= options_.frames) return false;
+  supersede_refinements();
+  apply_pending_options();
+  if (observer_ && observer_->options_pending()) return false;  // drain first
   if (open_.size() >= std::max(1u, options_.pipeline)) return false;
   if (!open_.empty() && !scheduler_.fully_assigned(open_.rbegin()->first)) return false;
   if (scheduler_.ready_workers() == 0) return false;
-  std::optional<PoseSample> pose = poses_.next();
-  if (!pose) {
-    poses_ended_ = true;
-    return false;
-  }
+  PoseSource::Offer offer = poses_.poll();
+  if (offer.ended) poses_ended_ = true;
+  if (!offer.pose) return false;
+  std::optional<PoseSample>& pose = offer.pose;
   const uint64_t id = frames_opened_ + 1;  // 0 means "no frame" on the wire
   OpenFrame& frame = open_[id];
   frame.index = frames_opened_++;
@@ -159,6 +206,7 @@ bool RenderSession::open_next_frame() {
   r.set_reply(options_.policy.schedule == Schedule::static_split ? wire::BATCH : wire::EACH_TILE);
   r.set_encoding(options_.encoding);
   r.set_zstd_level(options_.zstd_level);
+  set_live_view(r, *pose);
   if (options_.mode == "pathtrace")
     *r.mutable_pathtrace() = options_.pathtrace;
   else if (options_.mode == "vct")
@@ -240,10 +288,15 @@ void RenderSession::handle(LinkEvent& event) {
       if (const auto warning = worker_version_warning(w.name, event.info.version(), build_description()); !warning.empty())
         net::log_warning(warning);
       scheduler_.add_worker(index);
+      if (observer_)
+        observer_->worker_changed({rejoin ? WorkerChange::Kind::rejoined : WorkerChange::Kind::ready, index, w.name, w.device, {}});
       return;
     }
     case LinkEvent::Kind::failed:
-      if (w.last_failure != event.reason) net::log_warning(w.name + ": " + event.reason);
+      if (w.last_failure != event.reason) {
+        net::log_warning(w.name + ": " + event.reason);
+        if (observer_) observer_->worker_changed({WorkerChange::Kind::failed, index, w.name, w.device, event.reason});
+      }
       w.last_failure = event.reason;
       return;
     case LinkEvent::Kind::lost: {
@@ -254,6 +307,7 @@ void RenderSession::handle(LinkEvent& event) {
       for (auto& [id, frame] : open_) frame.record.reassigned = scheduler_.reassigned(id);
       net::log_warning("lost " + w.name + ": " + event.reason +
                        (taken ? "; its " + std::to_string(taken) + " outstanding tiles go to the other workers" : ""));
+      if (observer_) observer_->worker_changed({WorkerChange::Kind::lost, index, w.name, w.device, event.reason});
       return;
     }
     case LinkEvent::Kind::composited: return handle_composited(event);
@@ -462,6 +516,9 @@ void RenderSession::finish_frame(uint64_t frame_id) {
   for (size_t i = 0; i < record.workers.size(); ++i)
     if (record.workers[i].tiles && record.workers[i].busy_ms > 0)
       scheduler_.record_speed(int(i), record.workers[i].tiles / (record.workers[i].busy_ms / 1000.0));
+  if (observer_)
+    observer_->frame_completed({frame.pose, frame.assembler->image(), frame.assembler->grid(), frame.assembler->owners(), record,
+                                options_, frame.opened, now, frame.tile_sums.decode + frame.tile_sums.composite});
   const auto output_start = Clock::now();
   if (writer_)
     writer_->push({frame.index, frame.assembler->take_image(), frame.assembler->grid(), frame.assembler->owners()});

@@ -16,6 +16,7 @@
 #include "master/frame/frame_assembler.h"
 #include "master/output/frame_writer.h"
 #include "master/pose/pose_source.h"
+#include "master/session/session_observer.h"
 #include "master/session/session_options.h"
 #include "master/stats/frame_stats.h"
 
@@ -31,6 +32,9 @@ class RenderSession final : private ScheduleOutput {
   // Any thread (signal handlers too): open no new frame, finish the open ones.
   void request_stop() { stop_requested_ = true; }
   const std::vector<FrameRecord>& records() const { return records_; }
+  // A live front end that follows frames and changes settings (before run(); may be null).
+  void set_observer(SessionObserver* observer) { observer_ = observer; }
+  const SessionOptions& options() const { return options_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -69,6 +73,9 @@ class RenderSession final : private ScheduleOutput {
   void cancel_frame(int worker, uint64_t frame) override;
 
   void wait_for_workers();
+  void apply_options(SessionOptions options);  // normalizes and checks; Error leaves the old ones
+  void apply_pending_options();
+  void supersede_refinements();
   bool open_next_frame();
   void handle(LinkEvent& event);
   void handle_tile(int worker, wire::TileResult& tile, uint64_t wire_bytes, Clock::time_point received);
@@ -102,6 +109,8 @@ class RenderSession final : private ScheduleOutput {
   Clock::time_point started_;
   uint64_t late_tiles_ = 0;
   std::unique_ptr<ProgressBar> status_;
+  SessionObserver* observer_ = nullptr;
+  uint64_t superseded_ = 0;  // refinement frames cancelled for a newer pose
   TaskPool composite_pool_;
 };
 

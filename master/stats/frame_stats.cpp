@@ -98,6 +98,20 @@ RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary s) {
                        &s.median_stages.output};
   for (size_t i = 0; i < per_stage.size(); ++i) *medians[i] = median_of(per_stage[i]);
   if (s.wall_seconds > 0) s.frames_per_second = double(s.frames_complete) / s.wall_seconds;
+  std::vector<double> page;
+  std::vector<double> fresh;
+  for (const auto& r : records) {
+    if (!r.complete || !r.live || !r.live->fresh) continue;
+    fresh.push_back(r.completed_s);
+    if (r.live->page_latency_ms) page.push_back(*r.live->page_latency_ms);
+  }
+  if (!page.empty()) {
+    std::sort(page.begin(), page.end());
+    s.page_latency_count = page.size();
+    s.page_latency_median_ms = page[page.size() / 2];
+    s.page_latency_p95_ms = page[std::min(page.size() - 1, size_t(double(page.size()) * 0.95))];
+  }
+  if (fresh.size() > 1) s.fresh_frames_per_second = double(fresh.size() - 1) / (fresh.back() - fresh.front());
   return s;
 }
 
@@ -125,8 +139,37 @@ nlohmann::json to_json(const RunSummary& s) {
           {"p95_frame_ms", s.p95_frame_ms},
           {"median_stages_ms", stages_json(s.median_stages)},
           {"mean_latency_ms", s.mean_latency_ms},
-          {"mean_wire_bytes", s.mean_wire_bytes}};
+          {"mean_wire_bytes", s.mean_wire_bytes},
+          {"page_latency_count", s.page_latency_count},
+          {"page_latency_median_ms", s.page_latency_median_ms},
+          {"page_latency_p95_ms", s.page_latency_p95_ms},
+          {"fresh_frames_per_second", s.fresh_frames_per_second}};
 }
+
+namespace {
+
+const char* kLiveColumns = "pose_id,samples,fresh,pose_wait_ms,render_ms,wire_ms,composite_ms,accumulate_ms,encode_ms,send_ms,page_latency_ms";
+
+nlohmann::json live_json(const LiveFrameStats& l) {
+  return {{"pose_id", l.pose_id},         {"samples", l.samples},       {"fresh", l.fresh},
+          {"pose_wait_ms", l.pose_wait_ms}, {"render_ms", l.render_ms}, {"wire_ms", l.wire_ms},
+          {"composite_ms", l.composite_ms}, {"accumulate_ms", l.accumulate_ms}, {"encode_ms", l.encode_ms},
+          {"send_ms", l.send_ms},
+          {"page_latency_ms", l.page_latency_ms ? nlohmann::json(*l.page_latency_ms) : nlohmann::json(nullptr)}};
+}
+
+void live_csv(std::ostream& csv, const std::optional<LiveFrameStats>& live) {
+  if (!live) {
+    csv << ",,,,,,,,,,,";
+    return;
+  }
+  const auto& l = *live;
+  csv << ',' << l.pose_id << ',' << l.samples << ',' << (l.fresh ? 1 : 0) << ',' << l.pose_wait_ms << ',' << l.render_ms << ','
+      << l.wire_ms << ',' << l.composite_ms << ',' << l.accumulate_ms << ',' << l.encode_ms << ',' << l.send_ms << ',';
+  if (l.page_latency_ms) csv << *l.page_latency_ms;
+}
+
+}  // namespace
 
 nlohmann::json to_json(const FrameRecord& r, const std::vector<std::string>& names) {
   nlohmann::json workers = nlohmann::json::array();
@@ -144,7 +187,7 @@ nlohmann::json to_json(const FrameRecord& r, const std::vector<std::string>& nam
           {"assignments", r.assignments}, {"reassigned", r.reassigned}, {"duplicates", r.duplicates},
           {"wire_bytes", r.wire_bytes}, {"pixel_bytes", r.pixel_bytes}, {"samples_per_pixel", r.samples_per_pixel},
           {"stages_ms", stages_json(r.stages)}, {"workers", workers},
-          {"note", r.note}};
+          {"note", r.note}, {"live", r.live ? live_json(*r.live) : nlohmann::json(nullptr)}};
 }
 
 void write_stats(const std::filesystem::path& path, const RunSummary& summary, const std::vector<FrameRecord>& records) {
@@ -162,6 +205,8 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
       csv << ",w" << i << "_tiles,w" << i << "_busy_ms,w" << i << "_cpu_ms,w" << i << "_bytes,w" << i << "_batches";
       for (const auto& stage : {"queue", "device", "readback", "encode", "wire"}) csv << ",w" << i << '_' << stage << "_ms";
     }
+    const bool live = std::any_of(records.begin(), records.end(), [](const FrameRecord& r) { return r.live.has_value(); });
+    if (live) csv << ',' << kLiveColumns;
     csv << ",note\n";
     for (const auto& r : records) {
       csv << r.index << ',' << r.frame_id << ',' << r.pose_time << ',' << (r.complete ? 1 : 0) << ',' << r.frame_ms << ','
@@ -174,6 +219,7 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
             << w.stages.queue << ',' << w.stages.device << ',' << w.stages.readback << ',' << w.stages.encode << ','
             << w.stages.wire;
       }
+      if (live) live_csv(csv, r.live);
       std::string note = r.note;
       std::replace(note.begin(), note.end(), ',', ';');
       csv << ',' << note << '\n';

@@ -3,6 +3,7 @@
 // or JSON (a summary and the frames), chosen by the file's extension.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,21 @@ struct WorkerFrameStats {
   StageTimes stages;       // per tile means of its tiles (the per frame stages stay 0)
 };
 
+// A frame of a live session (--serve): the view it showed and where its time went, end to end.
+struct LiveFrameStats {
+  uint64_t pose_id = 0;
+  uint32_t samples = 0;        // samples per pixel the page got with it (jittered or path samples)
+  bool fresh = false;          // the first frame of its pose (not a refinement)
+  double pose_wait_ms = 0;     // pose arrived -> frame opened
+  double render_ms = 0;        // the slowest worker's render time for its tiles
+  double wire_ms = 0;          // frame opened -> last tile in, less render and composite: network and queues
+  double composite_ms = 0;     // decoding and placing tiles
+  double accumulate_ms = 0;    // adding the jittered sample into the running mean
+  double encode_ms = 0;        // JPEG
+  double send_ms = 0;          // frame message queued -> written to the driving page's socket (-1: skipped, slow page)
+  std::optional<double> page_latency_ms;  // the page's pose sent -> frame displayed
+};
+
 struct FrameRecord {
   size_t index = 0;
   uint64_t frame_id = 0;
@@ -49,6 +65,7 @@ struct FrameRecord {
   StageTimes stages;
   std::vector<WorkerFrameStats> workers;
   std::string note;
+  std::optional<LiveFrameStats> live;
 };
 
 struct RunSummary {
@@ -63,6 +80,10 @@ struct RunSummary {
   double mean_frame_ms_after_first = 0;  // without the first (warm-up) frame
   double min_frame_ms_after_first = 0;   // the best frame: least disturbed by other load on the machine
   double mean_interval_ms = 0;  // between completions (1 / throughput; what pipelining improves)
+  // Live sessions: pose sent -> frame displayed as the page measured it, first frames of each pose.
+  size_t page_latency_count = 0;
+  double page_latency_median_ms = 0, page_latency_p95_ms = 0;
+  double fresh_frames_per_second = 0;  // first frames of new poses per second (refinements not counted)
   double p95_frame_ms = 0;
   StageTimes median_stages;     // stage by stage, the median over the complete frames
 };

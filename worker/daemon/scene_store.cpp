@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <unistd.h>
 
 #include "common/base/error.h"
@@ -31,23 +34,79 @@ std::string safe_name(const std::string& name, uint64_t hash) {
 
 }  // namespace
 
-SceneStore::SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size)
-    : dir_(std::move(dir)), renderer_options_(std::move(renderer_options)), cache_size_(std::max<size_t>(1, cache_size)) {
+SceneStore::SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size, uint64_t quota_bytes)
+    : dir_(std::move(dir)),
+      renderer_options_(std::move(renderer_options)),
+      cache_size_(std::max<size_t>(1, cache_size)),
+      quota_bytes_(quota_bytes) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (!std::filesystem::is_directory(dir_)) throw Error("scene directory " + dir_.string() + " does not exist and cannot be created");
   if (::access(dir_.c_str(), W_OK) != 0)
     net::log_warning("scene directory " + dir_.string() + " is not writable: scenes cannot be pushed to this worker");
+  remove_stale_pushes();
   for (const auto& item : std::filesystem::directory_iterator(dir_)) {
     if (!item.is_regular_file() || item.path().extension() != ".tpk") continue;
     try {
       const auto bytes = read_file_bytes(item.path());
       const uint64_t hash = hash64(bytes.data(), bytes.size());
-      index_[hash] = {item.path(), bytes.size()};
+      index_[hash] = {item.path(), bytes.size(), item.last_write_time()};
       net::log_info("scene " + item.path().filename().string() + " (" + hash64_hex(hash) + ")");
     } catch (const std::exception& e) {
       net::log_warning("skipping " + item.path().string() + ": " + e.what());
     }
+  }
+}
+
+// .push-<hash>-<pid>-<n>.part of a worker process that is gone (several workers may share a
+// directory: another one's push in progress is left alone).
+void SceneStore::remove_stale_pushes() {
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string file = item.path().filename().string();
+    if (!file.starts_with(".push-") || !file.ends_with(".part")) continue;
+    const size_t pid_end = file.rfind('-'), pid_start = file.rfind('-', pid_end - 1);
+    long pid = 0;
+    if (pid_start != std::string::npos && pid_end > pid_start + 1)
+      pid = std::strtol(file.substr(pid_start + 1, pid_end - pid_start - 1).c_str(), nullptr, 10);
+    if (pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM)) continue;  // still running
+    std::error_code removed;
+    std::filesystem::remove(item.path(), removed);
+    if (!removed) net::log_info("removed the partial push " + file + " of a worker that has stopped");
+  }
+}
+
+void SceneStore::mark_used(uint64_t hash) {
+  std::lock_guard lock(mutex_);
+  const auto it = index_.find(hash);
+  if (it == index_.end()) return;
+  it->second.last_used = std::filesystem::file_time_type::clock::now();
+  std::error_code ec;  // a read-only directory keeps its order for this run only
+  std::filesystem::last_write_time(it->second.path, it->second.last_used, ec);
+}
+
+void SceneStore::make_room(uint64_t incoming_bytes) {
+  if (quota_bytes_ == 0) return;
+  if (incoming_bytes > quota_bytes_)
+    throw Error("scene of " + std::to_string(incoming_bytes) + " bytes exceeds the scene quota of " +
+                std::to_string(quota_bytes_) + " bytes");
+  std::lock_guard lock(mutex_);
+  uint64_t used = 0;
+  for (const auto& [hash, entry] : index_) used += entry.size;
+  while (used + incoming_bytes > quota_bytes_) {
+    auto oldest = index_.end();
+    for (auto it = index_.begin(); it != index_.end(); ++it) {
+      const bool in_use = std::any_of(cache_.begin(), cache_.end(), [&](const auto& c) { return c->hash == it->first; });
+      if (!in_use && (oldest == index_.end() || it->second.last_used < oldest->second.last_used)) oldest = it;
+    }
+    if (oldest == index_.end())
+      throw Error("scene quota of " + std::to_string(quota_bytes_) + " bytes is taken by scenes in use");
+    std::error_code ec;
+    std::filesystem::remove(oldest->second.path, ec);
+    if (ec) throw Error("scene quota: cannot remove " + oldest->second.path.string() + ": " + ec.message());
+    net::log_info("scene quota: removed the least recently used scene " + oldest->second.path.filename().string());
+    used -= oldest->second.size;
+    index_.erase(oldest);
   }
 }
 
@@ -89,6 +148,7 @@ std::shared_ptr<LoadedScene> SceneStore::load(uint64_t hash) {
       auto hit = *it;
       cache_.erase(it);
       cache_.push_back(hit);
+      mark_used(hash);
       return hit;
     }
   std::filesystem::path path;
@@ -103,6 +163,7 @@ std::shared_ptr<LoadedScene> SceneStore::load(uint64_t hash) {
   // The file may have changed since indexing: its identity is its content.
   if (hash64(bytes.data(), bytes.size()) != hash) throw Error(path.string() + " changed since the worker started");
   PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, path.string()), path.string());
+  mark_used(hash);
   return make_loaded(std::move(scene), hash, path.filename().string(), ms_since(start));
 }
 
@@ -125,6 +186,7 @@ std::shared_ptr<LoadedScene> SceneStore::adopt_pushed(const std::filesystem::pat
   if (actual != hash)
     throw Error("pushed scene has content hash " + hash64_hex(actual) + ", not the announced " + hash64_hex(hash));
   PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, name), name);  // full validation
+  make_room(bytes.size());
   std::filesystem::path target = dir_ / safe_name(name, hash);
   {
     std::lock_guard lock(mutex_);
@@ -136,7 +198,7 @@ std::shared_ptr<LoadedScene> SceneStore::adopt_pushed(const std::filesystem::pat
   std::filesystem::rename(temp_file, target);  // same folder: atomic
   {
     std::lock_guard lock(mutex_);
-    index_[hash] = {target, bytes.size()};
+    index_[hash] = {target, bytes.size(), std::filesystem::file_time_type::clock::now()};
   }
   net::log_info("stored pushed scene as " + target.string());
   return make_loaded(std::move(scene), hash, target.filename().string(), ms_since(start));

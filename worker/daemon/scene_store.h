@@ -1,7 +1,10 @@
 #pragma once
 // The worker's scene directory: .tpk files indexed by content hash (XXH64 of the file) at
 // start-up, scenes pushed by a master written into it atomically once verified, and a small
-// cache of loaded scenes with their renderers.
+// cache of loaded scenes with their renderers. A quota bounds the directory's scenes: a push that
+// would exceed it first deletes the least recently used scenes (a file's modification time is
+// its last use, so the order survives restarts), never one the cache holds. Partial pushes left
+// by a worker that died mid-push are removed at start-up.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -41,7 +44,8 @@ struct LoadedScene {
 class SceneStore {
  public:
   // Indexes `dir` (created if missing). Unreadable files are skipped with a warning.
-  SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size = 2);
+  // quota_bytes: most bytes of scenes the directory may hold (0: no limit).
+  SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size = 2, uint64_t quota_bytes = 0);
 
   std::vector<wire::SceneEntry> entries() const;
   bool has(uint64_t hash) const;
@@ -52,9 +56,10 @@ class SceneStore {
   // Render thread only. Throws Error with the reason.
   std::shared_ptr<LoadedScene> load(uint64_t hash);
 
-  // Verifies a pushed file (size, hash, every section and index) and moves it into the
-  // directory under `name` (or name-<hash>.tpk if that is taken by other content), then loads it.
-  // Render thread only. Throws Error with the reason; the temporary file is removed either way.
+  // Verifies a pushed file (size, hash, every section and index), makes room for it under the
+  // quota and moves it into the directory under `name` (or name-<hash>.tpk if that is taken by
+  // other content), then loads it. Render thread only. Throws Error with the reason (also when
+  // the quota cannot make room); the temporary file is removed either way.
   std::shared_ptr<LoadedScene> adopt_pushed(const std::filesystem::path& temp_file, uint64_t hash,
                                             const std::string& name);
 
@@ -65,12 +70,17 @@ class SceneStore {
   struct Entry {
     std::filesystem::path path;
     uint64_t size = 0;
+    std::filesystem::file_time_type last_used;
   };
   std::shared_ptr<LoadedScene> make_loaded(PackedScene scene, uint64_t hash, const std::string& name, double read_ms);
+  void remove_stale_pushes();
+  void mark_used(uint64_t hash);
+  void make_room(uint64_t incoming_bytes);  // render thread (reads cache_)
 
   std::filesystem::path dir_;
   RendererOptions renderer_options_;
   size_t cache_size_;
+  uint64_t quota_bytes_;
   mutable std::mutex mutex_;
   std::map<uint64_t, Entry> index_;
   std::vector<std::shared_ptr<LoadedScene>> cache_;  // most recently used last; render thread only

@@ -1,0 +1,43 @@
+#pragma once
+// What pages send the master over the WebSocket (master/web/PROTOCOL.md), parsed and checked.
+// Anything else (not JSON, unknown type, a field of the wrong kind or out of range) is a
+// ProtocolError: the connection that sent it is closed with its close code and reason.
+#include <array>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+#include "master/pose/pose_sample.h"
+
+namespace tessera::master::live {
+
+struct ProtocolError : std::runtime_error {
+  ProtocolError(uint16_t code, const std::string& reason) : std::runtime_error(reason), close_code(code) {}
+  uint16_t close_code;  // 1008 policy violation, 1009 too big
+};
+
+struct Hello {
+  bool drive = false;
+  std::string client;  // desktop | phone | xr
+};
+struct TakeControl {};
+struct PoseUpdate {
+  PoseSample pose;  // id, client_time_ms, pose, gaze, views
+};
+struct Displayed {
+  uint64_t frame = 0, pose_id = 0;
+  double t = 0;
+};
+struct SettingsChange {
+  std::optional<std::string> mode, schedule;
+  std::optional<uint32_t> spp, preset, tile;
+  std::optional<std::array<uint32_t, 2>> size;
+  std::optional<bool> stereo;
+};
+
+using ClientMessage = std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange>;
+
+ClientMessage parse_client_message(const std::string& text);
+
+}  // namespace tessera::master::live

@@ -1,0 +1,76 @@
+#include "master/live/live_pose_source.h"
+
+namespace tessera::master::live {
+
+void LivePoseSource::submit(PoseSample pose) {
+  pose.acquired = std::chrono::steady_clock::now();
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mutex_);
+    waiting_ = std::move(pose);
+    ++received_;
+    wake = wake_;
+  }
+  if (wake) wake();
+}
+
+void LivePoseSource::set_refinement(uint32_t frames_per_pose, bool jitter) {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mutex_);
+    frames_per_pose_ = std::max(1u, frames_per_pose);
+    jitter_ = jitter;
+    if (held_ && !waiting_) waiting_ = held_;  // the held view again, from its first sample
+    wake = wake_;
+  }
+  if (wake) wake();
+}
+
+void LivePoseSource::close() {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    wake = wake_;
+  }
+  if (wake) wake();
+}
+
+PoseSource::Offer LivePoseSource::poll() {
+  std::lock_guard lock(mutex_);
+  if (closed_) return {std::nullopt, true};
+  if (waiting_) {
+    held_ = std::move(waiting_);
+    waiting_.reset();
+    held_->refinement = 0;
+    held_->aa_sample = 0;
+    issued_ = 1;
+    return {held_, false};
+  }
+  if (!held_ || issued_ >= frames_per_pose_) return {};
+  PoseSample refined = *held_;
+  refined.refinement = issued_;
+  refined.aa_sample = jitter_ ? issued_ : 0;
+  refined.acquired = std::chrono::steady_clock::now();  // a refinement answers no pose: its latency counts from now
+  ++issued_;
+  return {refined, false};
+}
+
+std::optional<PoseSample> LivePoseSource::next() { return poll().pose; }
+
+void LivePoseSource::set_wake(std::function<void()> wake) {
+  std::lock_guard lock(mutex_);
+  wake_ = std::move(wake);
+}
+
+bool LivePoseSource::newer_pose_waiting() const {
+  std::lock_guard lock(mutex_);
+  return waiting_.has_value();
+}
+
+uint64_t LivePoseSource::poses_received() const {
+  std::lock_guard lock(mutex_);
+  return received_;
+}
+
+}  // namespace tessera::master::live

@@ -1,0 +1,119 @@
+#pragma once
+// A live session (tessera-master --serve): pages connect over WSS, the driving page's poses steer
+// the RenderSession (through LivePoseSource), and every completed frame goes back to every page as
+// a JPEG, refined while the pose holds (jittered samples accumulated here for raytrace and vct,
+// path samples accumulated on the workers for pathtrace). It also keeps the pages' dashboard
+// fed (status about 4 times a second, worker events), applies settings changes between frames,
+// and books the latency the driving page measures into the run's statistics.
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "master/cluster/scene_file.h"
+#include "master/live/client_messages.h"
+#include "master/live/http_server.h"
+#include "master/live/live_pose_source.h"
+#include "master/session/session_observer.h"
+
+namespace tessera::master::live {
+
+struct LiveOptions {
+  ServerOptions server;
+  int jpeg_quality = 85;
+  uint32_t max_samples = 16;        // raytrace, vct: jittered samples per held pose
+  uint32_t max_path_samples = 256;  // pathtrace: accumulated samples per pixel per held pose
+};
+
+class LiveSession final : public SessionObserver, public ConnectionHandler {
+ public:
+  // Binds the server (Error when it cannot); `initial`: the settings the RenderSession starts with.
+  LiveSession(LiveOptions options, const SceneFile& scene, const SessionOptions& initial, LivePoseSource& poses);
+  ~LiveSession() override;
+  void start();  // serves from now on
+  void stop();   // closes the pages and the encoder
+  std::string url() const;  // https://HOST:PORT/?token=TOKEN
+  uint16_t port() const { return server_->port(); }
+
+  // SessionObserver (the session's thread)
+  void frame_completed(const CompletedFrame& frame) override;
+  void worker_changed(const WorkerChange& change) override;
+  void tick() override;
+  std::optional<SessionOptions> take_options() override;
+  bool options_pending() const override;
+  void settings_rejected(const std::string& why) override;
+  void finish_records(std::vector<FrameRecord>& records) override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Connection {
+    bool greeted = false, drives = false;
+    std::string client, peer;
+  };
+  struct EncodeJob {
+    uint64_t frame_id = 0, pose_id = 0;
+    uint32_t refinement = 0, path_samples = 0;
+    bool accumulate = false;  // raytrace, vct: jittered samples averaged here
+    ImageRgba8 image;
+    nlohmann::json header;    // without samples and encode time
+  };
+  struct WorkerState {
+    std::string name, device, state = "connecting";
+  };
+  struct WorkerLoad {
+    Clock::time_point at;
+    std::vector<std::pair<uint32_t, double>> tiles_busy;  // per worker: tiles, busy ms
+  };
+
+  // ConnectionHandler (the server's thread)
+  void opened(uint64_t connection, const std::string& peer) override;
+  void text(uint64_t connection, const std::string& message) override;
+  void closed(uint64_t connection, const std::string& why) override;
+  void frame_done(uint64_t connection, uint64_t frame_id, bool sent) override;
+
+  void encode_loop();
+  void apply_change(const SettingsChange& change);  // mutex_ held
+  void refinement_for(const SessionOptions& options);
+  nlohmann::json session_message(bool drives) const;      // mutex_ held
+  nlohmann::json settings_json(const SessionOptions& options) const;
+  void event(const std::string& text);
+  void send_session_messages();                            // mutex_ held
+
+  LiveOptions options_;
+  const SceneFile& scene_;
+  LivePoseSource& poses_;
+  std::unique_ptr<HttpServer> server_;
+  Clock::time_point started_ = Clock::now();
+
+  mutable std::mutex mutex_;  // everything below up to the encoder's fields
+  std::map<uint64_t, Connection> connections_;
+  uint64_t driver_ = 0;
+  SessionOptions current_;
+  std::optional<SessionOptions> pending_, before_pending_;
+  std::map<uint64_t, double> pose_times_;  // the driver's recent pose ids -> its clock
+  std::map<uint64_t, LiveFrameStats> frames_;
+  std::map<uint64_t, Clock::time_point> queued_at_;  // frame messages handed to the server
+  std::deque<std::pair<Clock::time_point, double>> recent_latency_;
+  std::deque<Clock::time_point> recent_frames_;
+  uint64_t frames_sent_ = 0, last_fresh_pose_ = 0;
+  uint32_t last_samples_ = 0;
+
+  std::vector<WorkerState> workers_;  // session thread
+  std::deque<WorkerLoad> recent_load_;
+  Clock::time_point next_status_ = Clock::now();
+
+  std::mutex encode_mutex_;
+  std::condition_variable encode_ready_;
+  std::deque<EncodeJob> encode_queue_;
+  ImageRgba8 base_;          // encoder thread: the held pose's first frame, not yet in the mean
+  uint64_t base_pose_ = 0;
+  bool encode_stop_ = false;
+  std::thread encoder_;
+};
+
+}  // namespace tessera::master::live

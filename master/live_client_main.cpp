@@ -1,0 +1,212 @@
+// tessera-live-client: drives a live session (tessera-master --serve) the way a page does, for
+// benchmarks and tests without a browser: connects with the token, sends poses of an orbit at a
+// steady rate (mono, or stereo as two XR eye views), answers every frame with `displayed`, and
+// reports pose -> frame latency (median, p95) and frame rates.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/base/cli.h"
+#include "common/base/error.h"
+#include "common/base/file_io.h"
+#include "master/live/frame_message.h"
+#include "master/live/jpeg_codec.h"
+#include "master/live/live_client.h"
+#include "master/pose/orbit_source.h"
+
+namespace {
+
+using namespace tessera;
+using namespace tessera::master::live;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(double(v.size()) * q))];
+}
+
+json array3(const std::array<float, 3>& v) { return {v[0], v[1], v[2]}; }
+json array4(const std::array<float, 4>& v) { return {v[0], v[1], v[2], v[3]}; }
+
+// The scene's bounds and camera as the session message gives them, for the orbit.
+tpk::Manifest manifest_from(const json& scene) {
+  tpk::Manifest m;
+  const auto& b = scene.at("bounds");
+  auto set = [](tpk::Vec3* v, const json& a) {
+    v->set_x(a.at(0).get<float>());
+    v->set_y(a.at(1).get<float>());
+    v->set_z(a.at(2).get<float>());
+  };
+  set(m.mutable_bounds()->mutable_min(), b.at(0));
+  set(m.mutable_bounds()->mutable_max(), b.at(1));
+  const auto& c = scene.at("camera");
+  set(m.mutable_camera()->mutable_position(), c.at("position"));
+  m.mutable_camera()->set_qw(c.at("orientation").at(0).get<float>());
+  m.mutable_camera()->set_vertical_fov_degrees(c.at("fov").get<float>());
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessera-live-client: drive a tessera-master --serve session without a browser and measure pose -> frame latency",
+               "tessera-live-client"};
+  std::string url, fingerprint, mode, schedule, size, save_frame;
+  double duration = 10, rate = 30, revolution = 20, hold = 0, ipd = 0;
+  unsigned tile = 0, spp = 0;
+  bool stereo = false, json_out = false, no_decode = false;
+  app.add_option("url", url, "The URL tessera-master printed: https://HOST:PORT/?token=TOKEN")->required();
+  app.add_option("--duration", duration, "Seconds of moving poses")->capture_default_str();
+  app.add_option("--rate", rate, "Poses per second (a headset sends one per display frame)")->capture_default_str();
+  app.add_option("--revolution", revolution, "Seconds per revolution of the orbit around the scene")->capture_default_str();
+  app.add_option("--hold", hold, "Then seconds of holding still (frames refine: their sample count rises)")->capture_default_str();
+  app.add_flag("--stereo", stereo, "Send two XR eye views (each its pose and frustum): the master renders them side by side");
+  app.add_option("--ipd", ipd, "Stereo: eye distance in scene units (default: 1/200 of the scene's width)");
+  app.add_option("--mode", mode, "Settings to ask for first: raytrace | pathtrace | vct");
+  app.add_option("--size", size, "Settings: WIDTHxHEIGHT per eye");
+  app.add_option("--tile", tile, "Settings: tile size");
+  app.add_option("--schedule", schedule, "Settings: static | dynamic");
+  app.add_option("--spp", spp, "Settings: pathtrace samples per frame");
+  app.add_option("--fingerprint", fingerprint, "Refuse a server whose certificate has another SHA-256 fingerprint (as printed)");
+  app.add_option("--save-frame", save_frame, "Write the last frame's JPEG here");
+  app.add_flag("--no-decode", no_decode, "Do not decode the JPEGs (a page decodes before it displays)");
+  app.add_flag("--json", json_out, "Print the results as JSON");
+  if (const auto done = cli::parse(app, argc, argv)) return *done;
+
+  try {
+    if (!(rate > 0 && rate <= 1000)) throw UsageError("--rate must be in (0, 1000]");
+    if (!(duration >= 0) || !(hold >= 0) || !(revolution > 0)) throw UsageError("--duration, --hold and --revolution must be positive");
+    if (!mode.empty() && mode != "raytrace" && mode != "pathtrace" && mode != "vct") throw UsageError("--mode: raytrace, pathtrace or vct");
+    if (!schedule.empty() && schedule != "static" && schedule != "dynamic") throw UsageError("--schedule: static or dynamic");
+    const LiveUrl where = cli::option_value([&] { return parse_live_url(url); });
+    LiveClient client(where.host, where.port, "/ws?token=" + where.token, "https://" + where.host + ":" + std::to_string(where.port),
+                      fingerprint.empty() ? std::nullopt : std::optional(fingerprint), std::chrono::seconds(10));
+    const auto start = Clock::now();
+    auto now_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+    client.send_text(json{{"type", "hello"}, {"want", "drive"}, {"client", stereo ? "xr" : "desktop"}}.dump());
+
+    json session;
+    auto wait_session = [&] {
+      for (;;) {
+        auto m = client.receive(std::chrono::seconds(30));
+        if (!m) throw Error("no session message from the master");
+        if (m->binary) continue;
+        const json j = json::parse(m->data);
+        if (j.value("type", "") == "session") return j;
+      }
+    };
+    session = wait_session();
+    if (session.value("role", "") != "drive") throw Error("another page drives this session");
+    json settings = {{"type", "settings"}};
+    if (!mode.empty()) settings["mode"] = mode;
+    if (!schedule.empty()) settings["schedule"] = schedule;
+    if (tile) settings["tile"] = tile;
+    if (spp) settings["spp"] = spp;
+    if (!size.empty()) {
+      unsigned w = 0, h = 0;
+      if (std::sscanf(size.c_str(), "%ux%u", &w, &h) != 2) throw UsageError("bad --size '" + size + "'");
+      settings["size"] = {w, h};
+    }
+    if (!stereo && session.value("stereo", false)) settings["stereo"] = false;
+    if (settings.size() > 1) {
+      client.send_text(settings.dump());
+      session = wait_session();
+    }
+
+    const tpk::Manifest manifest = manifest_from(session.at("scene"));
+    const auto& b = manifest.bounds();
+    if (ipd <= 0) ipd = (b.max().x() - b.min().x()) / 200.0;
+    const unsigned per_revolution = unsigned(std::max(1.0, revolution * rate));
+    master::OrbitSource orbit(manifest, per_revolution, 0.3f);
+    const double fov = session.at("scene").at("camera").at("fov").get<double>();
+    const double aspect = session.at("size").at(0).get<double>() / session.at("size").at(1).get<double>();
+
+    std::map<uint64_t, double> sent_at;  // pose id -> client ms
+    std::map<uint64_t, bool> seen_pose;  // pose ids that already had a frame
+    std::vector<double> latency;
+    size_t frames = 0, fresh = 0;
+    uint32_t max_samples_seen = 0, last_samples = 0;
+    double first_frame_ms = -1, last_frame_ms = 0, last_fresh_ms = 0, first_fresh_ms = -1;
+    uint64_t pose_id = 0;
+    std::string last_jpeg;
+    const double moving_until = duration * 1000, end_ms = (duration + hold) * 1000;
+    double next_pose_ms = 0;
+    while (now_ms() < end_ms) {
+      if (now_ms() >= next_pose_ms && now_ms() < moving_until) {
+        auto pose = orbit.next()->pose;
+        json message = {{"type", "pose"}, {"id", ++pose_id}, {"t", now_ms()}, {"position", array3(pose.position)},
+                        {"orientation", array4(pose.orientation)}};
+        if (stereo) {
+          const float half_v = float(std::tan(fov * M_PI / 360.0)), half_h = float(half_v * aspect);
+          const auto right = rotate(pose.orientation, {1, 0, 0});
+          json views = json::array();
+          for (float side : {-0.5f, 0.5f}) {
+            std::array<float, 3> p = pose.position;
+            for (int i = 0; i < 3; ++i) p[size_t(i)] += side * float(ipd) * right[size_t(i)];
+            views.push_back({{"position", array3(p)}, {"orientation", array4(pose.orientation)},
+                             {"frustum", {-half_h, half_h, -half_v, half_v}}});
+          }
+          message["views"] = views;
+        }
+        sent_at[pose_id] = message["t"].get<double>();
+        client.send_text(message.dump());
+        next_pose_ms += 1000.0 / rate;
+        if (next_pose_ms < now_ms()) next_pose_ms = now_ms();  // a stall: keep the rate, do not burst
+      }
+      const double wait = std::max(1.0, std::min(next_pose_ms, end_ms) - now_ms());
+      auto m = client.receive(std::chrono::milliseconds(int64_t(now_ms() < moving_until ? wait : end_ms - now_ms() + 1)));
+      if (!m || !m->binary) continue;
+      FrameMessage frame = unpack_frame_message(m->data);
+      if (!no_decode) decode_jpeg(frame.jpeg);
+      const double shown = now_ms();
+      const uint64_t id = frame.header.at("pose_id").get<uint64_t>();
+      const uint32_t samples = frame.header.at("samples").get<uint32_t>();
+      client.send_text(json{{"type", "displayed"}, {"frame", frame.header.at("frame")}, {"pose_id", id}, {"t", shown}}.dump());
+      ++frames;
+      if (first_frame_ms < 0) first_frame_ms = shown;
+      last_frame_ms = shown;
+      last_samples = samples;
+      max_samples_seen = std::max(max_samples_seen, samples);
+      if (samples == 1 && !seen_pose[id] && sent_at.count(id)) {
+        latency.push_back(shown - sent_at[id]);
+        if (first_fresh_ms < 0) first_fresh_ms = shown;
+        last_fresh_ms = shown;
+        ++fresh;
+      }
+      seen_pose[id] = true;
+      last_jpeg = std::move(frame.jpeg);
+    }
+    if (!save_frame.empty() && !last_jpeg.empty()) write_file_atomically(save_frame, last_jpeg.data(), last_jpeg.size());
+    const double span_s = (last_frame_ms - first_frame_ms) / 1000.0, fresh_span_s = (last_fresh_ms - first_fresh_ms) / 1000.0;
+    const json result = {{"poses_sent", pose_id},
+                         {"frames", frames},
+                         {"new_pose_frames", fresh},
+                         {"latency_ms", {{"median", percentile(latency, 0.5)}, {"p95", percentile(latency, 0.95)}}},
+                         {"fps", frames > 1 && span_s > 0 ? double(frames - 1) / span_s : 0.0},
+                         {"new_pose_fps", fresh > 1 && fresh_span_s > 0 ? double(fresh - 1) / fresh_span_s : 0.0},
+                         {"max_samples", max_samples_seen},
+                         {"last_samples", last_samples},
+                         {"eyes", stereo ? 2 : 1},
+                         {"size", session.at("size")},
+                         {"mode", session.at("settings").at("mode")}};
+    if (json_out) {
+      std::cout << result.dump(2) << std::endl;
+    } else {
+      std::printf("%zu frames (%zu of new poses) for %llu poses: pose -> frame %.1f ms median, %.1f ms p95; %.2f fps, %.2f new-pose fps; "
+                  "up to %u samples\n",
+                  frames, fresh, (unsigned long long)pose_id, result["latency_ms"]["median"].get<double>(),
+                  result["latency_ms"]["p95"].get<double>(), result["fps"].get<double>(), result["new_pose_fps"].get<double>(),
+                  max_samples_seen);
+    }
+    return frames ? 0 : 1;
+  } catch (const std::exception& e) {
+    return cli::fail(app, e);
+  }
+}

@@ -1,0 +1,103 @@
+// The page's side of the live session protocol (master/web/PROTOCOL.md): one WebSocket to /ws with the
+// page's access token, JSON text messages both ways, binary messages from the master holding one frame
+// (4-byte little-endian header length, JSON header, JPEG).
+
+// Splits a binary frame message into its header object and its JPEG bytes; throws on a malformed one.
+export function parseFrameMessage(buffer) {
+  if (buffer.byteLength < 4) throw new Error(`frame message of ${buffer.byteLength} bytes`);
+  const headerLength = new DataView(buffer).getUint32(0, true);
+  if (4 + headerLength > buffer.byteLength) throw new Error(`frame header of ${headerLength} bytes overruns the message`);
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 4, headerLength)));
+  if (header.type !== 'frame') throw new Error(`binary message of type ${header.type}`);
+  const jpeg = new Blob([new Uint8Array(buffer, 4 + headerLength)], { type: 'image/jpeg' });
+  return { header, jpeg };
+}
+
+// The socket URL for this page: same host, wss (the page is always served over HTTPS), same token.
+export function socketUrl(location) {
+  const token = new URLSearchParams(location.search).get('token') || '';
+  const scheme = location.protocol === 'http:' ? 'ws:' : 'wss:';
+  return `${scheme}//${location.host}/ws?token=${encodeURIComponent(token)}`;
+}
+
+// One live connection to the master. Reconnects after a drop (the master may restart); callbacks:
+//   onOpen(), onClose(code, reason), onMessage(object) for text messages, onFrame(header, jpegBlob).
+export class LiveConnection {
+  constructor(url, client, callbacks) {
+    this.url = url;
+    this.client = client;
+    this.callbacks = callbacks;
+    this.want = 'drive';
+    this.socket = null;
+    this.nextPoseId = 1;
+    this.retryMs = 1000;
+    this.stopped = false;
+  }
+
+  open() {
+    const socket = new WebSocket(this.url);
+    socket.binaryType = 'arraybuffer';
+    this.socket = socket;
+    socket.onopen = () => {
+      this.retryMs = 1000;
+      this.send({ type: 'hello', want: this.want, client: this.client });
+      this.callbacks.onOpen?.();
+    };
+    socket.onmessage = (event) => this.dispatch(event.data);
+    socket.onclose = (event) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.callbacks.onClose?.(event.code, event.reason);
+      if (!this.stopped) {
+        setTimeout(() => this.open(), this.retryMs);
+        this.retryMs = Math.min(this.retryMs * 2, 10000);
+      }
+    };
+  }
+
+  dispatch(data) {
+    try {
+      if (typeof data === 'string') {
+        this.callbacks.onMessage?.(JSON.parse(data));
+      } else {
+        const { header, jpeg } = parseFrameMessage(data);
+        this.callbacks.onFrame?.(header, jpeg);
+      }
+    } catch (error) {
+      this.callbacks.onError?.(error);
+    }
+  }
+
+  get connected() {
+    return this.socket !== null && this.socket.readyState === WebSocket.OPEN;
+  }
+
+  send(message) {
+    if (!this.connected) return false;
+    this.socket.send(JSON.stringify(message));
+    return true;
+  }
+
+  // Sends a pose sampled at page time `t` (performance.now()); returns its id, or 0 when not connected.
+  // `extra` may hold gaze ([x, y] in 0..1) and views (XR eyes).
+  sendPose(t, position, orientation, extra = {}) {
+    const id = this.nextPoseId;
+    const message = { type: 'pose', id, t, position, orientation, ...extra };
+    if (!this.send(message)) return 0;
+    this.nextPoseId += 1;
+    return id;
+  }
+
+  sendDisplayed(frame, poseId, t) {
+    this.send({ type: 'displayed', frame, pose_id: poseId, t });
+  }
+
+  sendSettings(settings) {
+    return this.send({ type: 'settings', ...settings });
+  }
+
+  takeControl() {
+    this.want = 'drive';
+    this.send({ type: 'take_control' });
+  }
+}

@@ -1,0 +1,455 @@
+// The live session (tessera-master --serve) end to end over real sockets: a master with two
+// local workers on the host device, driven by LiveClient the way a page drives it; plus the
+// live pieces on their own (message parsing, the pose source's never-stale rule, frame layout).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cluster_test_support.h"
+#include "common/base/error.h"
+#include "common/image/metrics.h"
+#include "master/live/access_token.h"
+#include "master/live/client_messages.h"
+#include "master/live/frame_message.h"
+#include "master/live/jpeg_codec.h"
+#include "master/live/live_client.h"
+#include "master/live/live_pose_source.h"
+
+namespace tessera {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace master::live;
+using nlohmann::json;
+using testing::Process;
+using testing::TempDir;
+using testing::WorkerProcess;
+
+constexpr const char* kToken = "0123456789abcdef0123456789abcdef";
+
+// ---- pieces ----
+
+TEST(LivePieces, TokenAndQuery) {
+  EXPECT_EQ(query_parameter("/ws?token=abc&x=1", "token"), "abc");
+  EXPECT_EQ(query_parameter("/ws?x=1&token=abc", "token"), "abc");
+  EXPECT_EQ(query_parameter("/ws?tokens=abc", "token"), std::nullopt);
+  EXPECT_EQ(query_parameter("/ws", "token"), std::nullopt);
+  EXPECT_EQ(target_path("/index.html?token=1"), "/index.html");
+  EXPECT_TRUE(token_matches(kToken, std::string(kToken)));
+  EXPECT_FALSE(token_matches(kToken, std::string("0123456789abcdef0123456789abcdee")));
+  EXPECT_FALSE(token_matches(kToken, std::nullopt));
+  EXPECT_FALSE(token_matches(kToken, std::string("")));
+  EXPECT_EQ(random_token().size(), 32u);
+  EXPECT_NE(random_token(), random_token());
+}
+
+TEST(LivePieces, ClientMessagesAreChecked) {
+  const auto pose = std::get<PoseUpdate>(parse_client_message(
+      R"({"type":"pose","id":7,"t":12.5,"position":[1,2,3],"orientation":[1,0,0,0],"gaze":[0.5,0.25],
+          "views":[{"position":[0,0,0],"orientation":[1,0,0,0],"frustum":[-1,1,-0.5,0.5]}]})"));
+  EXPECT_EQ(pose.pose.id, 7u);
+  EXPECT_DOUBLE_EQ(pose.pose.client_time_ms, 12.5);
+  EXPECT_EQ(pose.pose.pose.position[2], 3.0f);
+  ASSERT_EQ(pose.pose.views.size(), 1u);
+  EXPECT_EQ(pose.pose.views[0].frustum.bottom, -0.5f);
+  const auto settings = std::get<SettingsChange>(parse_client_message(R"({"type":"settings","mode":"vct","size":[320,200]})"));
+  EXPECT_EQ(*settings.mode, "vct");
+  EXPECT_EQ((*settings.size)[1], 200u);
+  for (const char* bad : {"garbage", "[1,2]", R"({"type":"nope"})", R"({"id":1})",
+                          R"({"type":"pose","id":1,"t":0,"position":[1,2],"orientation":[1,0,0,0]})",
+                          R"({"type":"pose","id":1,"t":0,"position":[1,2,3],"orientation":[2,0,0,0]})",
+                          R"({"type":"pose","id":1,"t":0,"position":[1,2,"x"],"orientation":[1,0,0,0]})",
+                          R"({"type":"pose","id":1,"t":0,"position":[1,2,3],"orientation":[1,0,0,0],"views":[{},{},{}]})",
+                          R"({"type":"pose","id":1,"t":0,"position":[1,2,3],"orientation":[1,0,0,0],
+                              "views":[{"position":[0,0,0],"orientation":[1,0,0,0],"frustum":[1,-1,-1,1]}]})",
+                          R"({"type":"settings","mode":"raster"})", R"({"type":"settings","tile":3})",
+                          R"({"type":"displayed","frame":"x","pose_id":1,"t":0})", R"({"type":"hello","want":"own"})"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_client_message(bad), ProtocolError);
+  }
+}
+
+TEST(LivePieces, PoseSourceNeverRepeatsAndRefinesUpToTheLimit) {
+  LivePoseSource source;
+  int wakes = 0;
+  source.set_wake([&] { ++wakes; });
+  source.set_refinement(3, true);
+  EXPECT_FALSE(source.poll().pose);  // nothing yet: no frame
+  EXPECT_FALSE(source.poll().ended);
+  master::PoseSample a, b;
+  a.id = 1;
+  b.id = 2;
+  source.submit(a);
+  source.submit(b);  // replaces a: poses are never queued
+  EXPECT_TRUE(source.newer_pose_waiting());
+  auto first = source.poll().pose;
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->id, 2u);
+  EXPECT_EQ(first->refinement, 0u);
+  EXPECT_EQ(first->aa_sample, 0u);
+  for (uint32_t k = 1; k < 3; ++k) {
+    auto refined = source.poll().pose;
+    ASSERT_TRUE(refined);
+    EXPECT_EQ(refined->id, 2u);
+    EXPECT_EQ(refined->refinement, k);
+    EXPECT_EQ(refined->aa_sample, k);
+  }
+  EXPECT_FALSE(source.poll().pose);  // at the limit: nothing more for this pose
+  EXPECT_GE(wakes, 2);
+  source.close();
+  EXPECT_TRUE(source.poll().ended);
+}
+
+TEST(LivePieces, FrameMessageLayout) {
+  const ImageRgba8 image(16, 8, {200, 100, 50, 255});
+  JpegEncoder encoder(95);
+  const std::string message = pack_frame_message({{"type", "frame"}, {"frame", 3}}, encoder.encode(image));
+  const uint32_t length = uint8_t(message[0]) | uint8_t(message[1]) << 8 | uint8_t(message[2]) << 16 | uint8_t(message[3]) << 24;
+  EXPECT_EQ(json::parse(message.substr(4, length))["frame"], 3);
+  const FrameMessage frame = unpack_frame_message(message);
+  const ImageRgba8 decoded = decode_jpeg(frame.jpeg);
+  ASSERT_EQ(decoded.width(), 16);
+  EXPECT_NEAR(decoded.at(5, 5).r, 200, 3);
+  EXPECT_THROW(unpack_frame_message(std::string("\xff\xff\xff\x7f{}", 6)), Error);
+  EXPECT_THROW(decode_jpeg("not a jpeg"), Error);
+}
+
+// ---- a live master with two workers ----
+
+struct LiveMaster {
+  TempDir dir{"live"};
+  std::filesystem::path secret = dir / "secret", scenes = dir / "scenes";
+  std::optional<WorkerProcess> a, b;
+  std::optional<Process> master;
+  uint16_t port = 0;
+
+  explicit LiveMaster(std::vector<std::string> extra = {}, std::vector<std::string> worker_extra = {"--device", "host", "--threads", "1"}) {
+    testing::write_secret(secret, "a-test-secret-of-some-length");
+    std::filesystem::create_directories(scenes);
+    std::filesystem::copy_file(testing::cornell_tpk(), scenes / "cornell.tpk");
+    a.emplace(dir.path(), "a", scenes, secret, worker_extra);
+    b.emplace(dir.path(), "b", scenes, secret, worker_extra);
+    std::vector<std::string> args{testing::master_binary().string(), "--workers", a->address() + "," + b->address(), "--scene",
+                                  testing::cornell_tpk().string(), "--secret-file", secret.string(), "--no-status", "--size", "64x48",
+                                  "--tile", "32", "--serve", "127.0.0.1:0", "--token", kToken, "--reconnect-interval", "0.5"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    testing::ScopedEnv config("XDG_CONFIG_HOME", (dir / "config").string());  // the self-signed identity lands here
+    master.emplace(args, dir / "master.log");
+    for (int i = 0; i < 1000 && !port; ++i) {
+      const std::string log = master->log();
+      const size_t at = log.find("serving https://127.0.0.1:");
+      if (at != std::string::npos && log.find("/?token=", at) != std::string::npos)
+        port = uint16_t(std::stoi(log.substr(at + 26)));
+      else if (master->wait(10ms))
+        break;
+    }
+  }
+  std::string log() const { return master->log(); }
+  LiveClient connect(const std::string& target = std::string("/ws?token=") + kToken, std::optional<std::string> origin = std::nullopt) {
+    return LiveClient("127.0.0.1", port, target, origin, std::nullopt, 10s);
+  }
+};
+
+std::optional<json> next_text(LiveClient& c, const std::string& type, std::chrono::milliseconds timeout = 20s) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    auto m = c.receive(std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()));
+    if (!m) return std::nullopt;
+    if (m->binary) continue;
+    json j = json::parse(m->data);
+    if (j["type"] == type) return j;
+  }
+  return std::nullopt;
+}
+
+std::optional<FrameMessage> next_frame(LiveClient& c, std::chrono::milliseconds timeout = 30s) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    auto m = c.receive(std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()));
+    if (!m) return std::nullopt;
+    if (m->binary) return unpack_frame_message(m->data);
+  }
+  return std::nullopt;
+}
+
+// The first frame of pose `id` (older frames still on their way are skipped).
+std::optional<FrameMessage> frame_of_pose(LiveClient& c, uint64_t id, std::chrono::milliseconds timeout = 30s) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    auto f = next_frame(c, std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()));
+    if (!f) return std::nullopt;
+    if (f->header["pose_id"] == id) return f;
+  }
+  return std::nullopt;
+}
+
+json pose_message(uint64_t id, std::array<float, 3> position) {
+  return {{"type", "pose"}, {"id", id}, {"t", double(id) * 10}, {"position", {position[0], position[1], position[2]}},
+          {"orientation", {0, 0, 1, 0}}};  // the Cornell box's camera: looking down +z
+}
+
+LiveClient driver(LiveMaster& m) {
+  LiveClient c = m.connect();
+  c.send_text(R"({"type":"hello","want":"drive","client":"desktop"})");
+  const auto session = next_text(c, "session");
+  EXPECT_TRUE(session) << m.log();
+  if (session) {
+    EXPECT_EQ((*session)["role"], "drive");
+  }
+  return c;
+}
+
+TEST(LiveSession, PageAndSocketNeedTheToken) {
+  LiveMaster m;
+  ASSERT_NE(m.port, 0) << m.log();
+  EXPECT_EQ(https_get("127.0.0.1", m.port, "/", 10s).status, 403);
+  EXPECT_EQ(https_get("127.0.0.1", m.port, "/?token=0123456789abcdef0123456789abcdee", 10s).status, 403);
+  const HttpReply page = https_get("127.0.0.1", m.port, std::string("/?token=") + kToken, 10s);
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("<html"), std::string::npos);
+  EXPECT_NE(page.content_type.find("text/html"), std::string::npos);
+  EXPECT_EQ(https_get("127.0.0.1", m.port, "/no-such-file.js", 10s).status, 404);
+  for (const std::string target : {"/ws", "/ws?token=", "/ws?token=0123456789abcdef0123456789abcdee"}) {
+    SCOPED_TRACE(target);
+    try {
+      m.connect(target);
+      ADD_FAILURE() << "the WebSocket was accepted";
+    } catch (const UpgradeRefused& e) {
+      EXPECT_EQ(e.status, 403);
+    }
+  }
+  LiveClient ok = m.connect();
+  ok.send_text(R"({"type":"hello","want":"watch"})");
+  const auto session = next_text(ok, "session");
+  ASSERT_TRUE(session) << m.log();
+  EXPECT_EQ((*session)["role"], "watch");
+  EXPECT_EQ((*session)["size"], json({64, 48}));
+  EXPECT_NE(m.log().find("SHA-256 fingerprint"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(m.dir / "config/tessera/live-cert.pem"));
+}
+
+TEST(LiveSession, ForeignOriginRefused) {
+  LiveMaster m;
+  ASSERT_NE(m.port, 0) << m.log();
+  try {
+    m.connect(std::string("/ws?token=") + kToken, "https://evil.example");
+    ADD_FAILURE() << "a foreign origin was accepted";
+  } catch (const UpgradeRefused& e) {
+    EXPECT_EQ(e.status, 403);
+  }
+  EXPECT_NO_THROW(m.connect(std::string("/ws?token=") + kToken, "https://127.0.0.1:" + std::to_string(m.port)));
+}
+
+TEST(LiveSession, BadMessagesCloseOnlyThatConnection) {
+  LiveMaster m;
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+  struct Case {
+    std::string name;
+    std::function<void(LiveClient&)> send;
+    int code;
+  };
+  const std::vector<Case> cases = {
+      {"garbage", [](LiveClient& c) { c.send_text("{not json"); }, 1008},
+      {"oversized", [](LiveClient& c) { c.send_text(std::string(70 * 1024, ' ')); }, 1009},
+      {"binary", [](LiveClient& c) { c.send_binary("\x01\x02\x03"); }, 1008},
+      {"unknown type", [](LiveClient& c) { c.send_text(R"({"type":"hello","want":"watch"})"); c.send_text(R"({"type":"reboot"})"); }, 1008},
+      {"no hello", [](LiveClient& c) { c.send_text(pose_message(5, {0, 0, 0}).dump()); }, 1008},
+  };
+  for (const auto& bad : cases) {
+    SCOPED_TRACE(bad.name);
+    LiveClient c = m.connect();
+    bad.send(c);
+    int code = 0;
+    try {
+      for (int i = 0; i < 200; ++i) c.receive(100ms);
+    } catch (const ConnectionClosed& e) {
+      code = e.code;
+    }
+    EXPECT_EQ(code, bad.code) << m.log();
+  }
+  // The session goes on: the driver's next pose still gets its frame.
+  d.send_text(pose_message(2, {300, 273, -800}).dump());
+  const auto frame = frame_of_pose(d, 2);
+  ASSERT_TRUE(frame) << m.log();
+  EXPECT_EQ(frame->header["samples"], 1);
+  EXPECT_FALSE(m.master->wait(0ms).has_value());
+  const std::string log = m.log();
+  EXPECT_NE(log.find("not JSON"), std::string::npos);
+  EXPECT_NE(log.find("message over 64 KiB"), std::string::npos);
+  EXPECT_NE(log.find("binary messages are not accepted"), std::string::npos);
+}
+
+TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {
+  LiveMaster m({"--max-samples", "4", "--jpeg-quality", "95"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  const auto first = frame_of_pose(d, 1);
+  ASSERT_TRUE(first) << m.log();
+  EXPECT_EQ(first->header["samples"], 1);
+  EXPECT_EQ(first->header["eyes"], 1);
+  EXPECT_EQ(first->header["width"], 64);
+  EXPECT_EQ(first->header["owners"].size(), 4u);  // 2 x 2 tiles of 32
+  for (const auto& o : first->header["owners"]) EXPECT_TRUE(o == 0 || o == 1);
+  // Holding still: the sample count rises with every frame up to the cap of 4 (a busy encoder may
+  // fold two refinements into one frame, so a count may be skipped), then nothing more for this pose.
+  uint32_t samples = 1;
+  std::optional<FrameMessage> last = first;
+  while (samples < 4) {
+    const auto f = next_frame(d, 30s);
+    ASSERT_TRUE(f) << m.log();
+    ASSERT_EQ(f->header["pose_id"], 1);
+    const uint32_t now = f->header["samples"];
+    EXPECT_GT(now, samples) << "a frame was sent without new samples";
+    EXPECT_LE(now, 4u);
+    samples = now;
+    last = f;
+  }
+  EXPECT_FALSE(next_frame(d, 1500ms)) << "a frame was sent again for a pose at its sample cap";
+  // A new pose: a new frame, from 1 sample, showing another view.
+  d.send_text(pose_message(2, {150, 273, -800}).dump());
+  const auto moved = frame_of_pose(d, 2);
+  ASSERT_TRUE(moved) << m.log();
+  EXPECT_EQ(moved->header["samples"], 1);
+  EXPECT_NE(decode_jpeg(moved->jpeg), decode_jpeg(first->jpeg));
+}
+
+// The XR path: two eye views with their own poses and off-axis frusta switch the session to stereo,
+// and holding still the jittered samples converge to tessera-render's --aa image of those eyes.
+TEST(LiveSession, XrEyesHeldStillConvergeToTheJitteredRender) {
+  LiveMaster m({"--max-samples", "4", "--jpeg-quality", "100"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  const std::string left = "268,273,-800,0,0,1,0,-0.62,0.5,-0.41,0.45", right = "288,273,-800,0,0,1,0,-0.5,0.62,-0.41,0.45";
+  json pose = pose_message(1, {278, 273, -800});
+  pose["views"] = {{{"position", {268, 273, -800}}, {"orientation", {0, 0, 1, 0}}, {"frustum", {-0.62, 0.5, -0.41, 0.45}}},
+                   {{"position", {288, 273, -800}}, {"orientation", {0, 0, 1, 0}}, {"frustum", {-0.5, 0.62, -0.41, 0.45}}}};
+  d.send_text(pose.dump());
+  std::optional<FrameMessage> last;
+  try {
+    for (int i = 0; i < 20 && (!last || last->header["samples"] != 4); ++i) {
+      last = next_frame(d, 30s);
+      ASSERT_TRUE(last) << m.log();
+    }
+  } catch (const std::exception& e) {
+    FAIL() << e.what() << "\n" << m.log();
+  }
+  ASSERT_EQ(last->header["samples"], 4);
+  EXPECT_EQ(last->header["eyes"], 2);
+  const ImageRgba8 live = decode_jpeg(last->jpeg);
+  ASSERT_EQ(live.width(), 128);
+  const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() + " --eye-view " + left +
+                             " --eye-view " + right + " --aa 4 --size 64x48 --device host -o " + (m.dir / "ref.png").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const ImageRgba8 reference = read_image(m.dir / "ref.png");
+  const ImageRgba8 centres = [&] {
+    const auto c = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() + " --eye-view " + left +
+                               " --eye-view " + right + " --size 64x48 --device host -o " + (m.dir / "centres.png").string());
+    EXPECT_EQ(c.exit_code, 0) << c.output;
+    return read_image(m.dir / "centres.png");
+  }();
+  // JPEG (quality 100, 4:2:0 chroma) is all that separates the two; the 1-sample image is further.
+  const double psnr = psnr_rgb(live, reference);
+  EXPECT_GT(psnr, 32.0);
+  EXPECT_GT(psnr, psnr_rgb(live, centres));
+}
+
+TEST(LiveSession, WorkerKilledMidSessionFramesKeepComing) {
+  LiveMaster m({}, {"--device", "host", "--threads", "1", "--slowdown-ms", "20"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+  m.a->process().signal(SIGKILL);
+  bool lost_event = false;
+  for (uint64_t id = 2; id < 6; ++id) {
+    d.send_text(pose_message(id, {278.0f + float(id) * 10, 273, -800}).dump());
+    const auto end = std::chrono::steady_clock::now() + 30s;
+    bool got = false;
+    while (!got && std::chrono::steady_clock::now() < end) {
+      auto msg = d.receive(1s);
+      if (!msg) continue;
+      if (msg->binary) {
+        got = unpack_frame_message(msg->data).header["pose_id"] == id;
+      } else if (json::parse(msg->data)["type"] == "event") {
+        lost_event = lost_event || json::parse(msg->data)["text"].get<std::string>().find("lost worker") != std::string::npos;
+      }
+    }
+    ASSERT_TRUE(got) << "no frame for pose " << id << "\n" << m.log();
+  }
+  EXPECT_TRUE(lost_event);
+}
+
+TEST(LiveSession, DisplayedLatencyReachesTheStatistics) {
+  TempDir out("live_stats");
+  LiveMaster m({"--stats", (out / "stats.json").string(), "--max-samples", "1"});
+  ASSERT_NE(m.port, 0) << m.log();
+  {
+    LiveClient d = driver(m);
+    for (uint64_t id = 1; id <= 3; ++id) {
+      json pose = pose_message(id, {278.0f + float(id), 273, -800});
+      pose["t"] = 1000.0 * double(id);
+      d.send_text(pose.dump());
+      const auto f = frame_of_pose(d, id);
+      ASSERT_TRUE(f) << m.log();
+      d.send_text(json{{"type", "displayed"}, {"frame", f->header["frame"]}, {"pose_id", id}, {"t", 1000.0 * double(id) + 40}}.dump());
+    }
+    const auto status = next_text(d, "status", 5s);
+    ASSERT_TRUE(status);
+    EXPECT_EQ((*status)["workers"].size(), 2u);
+    EXPECT_NEAR((*status)["latency_ms"]["median"].get<double>(), 40.0, 1e-6);
+  }
+  m.master->signal(SIGINT);
+  ASSERT_TRUE(m.master->wait(20s).has_value()) << m.log();
+  const json stats = json::parse(read_file_text(out / "stats.json"));
+  EXPECT_EQ(stats["summary"]["page_latency_count"], 3);
+  EXPECT_NEAR(stats["summary"]["page_latency_median_ms"].get<double>(), 40.0, 1e-6);
+  for (const auto& f : stats["frames"]) {
+    EXPECT_TRUE(f["live"]["fresh"].get<bool>());
+    EXPECT_GE(f["live"]["encode_ms"].get<double>(), 0.0);
+  }
+}
+
+// A pose source that a person drives renders each pose once: no frames repeat an old pose.
+TEST(LiveSession, UdpPosesAreRenderedOnceEach) {
+  TempDir dir("live_udp");
+  const auto secret = dir / "secret";
+  testing::write_secret(secret, "a-test-secret-of-some-length");
+  std::filesystem::create_directories(dir / "scenes");
+  WorkerProcess a(dir.path(), "a", dir / "scenes", secret);
+  ASSERT_FALSE(a.address().empty());
+  const int probe = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t length = sizeof addr;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &length);
+  ::close(probe);
+  Process master({testing::master_binary().string(), "--workers", a.address(), "--scene", testing::cornell_tpk().string(), "--secret-file",
+                  secret.string(), "--no-status", "--size", "32x32", "--tile", "32", "--poses",
+                  "udp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), "--udp-timeout", "2", "--frames", "20", "--stats",
+                  (dir / "stats.json").string()},
+                 dir / "master.log");
+  const int sender = ::socket(AF_INET, SOCK_DGRAM, 0);
+  for (int i = 0; i < 2; ++i) {
+    std::this_thread::sleep_for(600ms);
+    const std::string datagram = std::to_string(i) + "," + testing::kCornellPose;
+    ::sendto(sender, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  }
+  ::close(sender);
+  const auto status = master.wait(30s);
+  ASSERT_TRUE(status.has_value()) << master.log();
+  EXPECT_EQ(*status, 0) << master.log();
+  const json stats = json::parse(read_file_text(dir / "stats.json"));
+  EXPECT_EQ(stats["summary"]["frames_complete"], 2) << master.log();
+  // Latency counts from the pose each frame used, not from an old pose rendered again.
+  for (const auto& f : stats["frames"]) EXPECT_LT(f["latency_ms"].get<double>(), 5000.0);
+}
+
+}  // namespace
+}  // namespace tessera
