@@ -87,10 +87,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"even", "measured"}));
   app.add_option("--pipeline", pipeline, "Frames in flight: 2 sends the next frame's tiles before this frame's are all back")
       ->capture_default_str()->check(CLI::Range(1u, 8u));
-  app.add_option("--poses", poses, "Pose source: a trajectory file (CSV or JSON lines), orbit (around the scene), camera (the scene's "
+  app.add_option("--poses", poses, "Pose source: a trajectory file (CSV or JSON lines), orbit (around the scene's centre), turntable "
+                                   "(around the scene, outside its bounds), camera (the scene's "
                                    "default view, repeated) or udp://HOST:PORT (live from a headset)")
       ->capture_default_str();
-  app.add_option("--frames", frames, "Frames to render (default: every pose of a file; 36 for orbit; 1 for camera; UDP: until the stream stops)");
+  app.add_option("--frames", frames, "Frames to render (default: every pose of a file; 36 for orbit and turntable; 1 for camera; UDP: until the stream stops)");
   app.add_option("--out", out, "Folder for frame_NNNNNN.png (without it frames are composited and counted, not written)");
   app.add_flag("--overlay", overlay, "Also write overlay_NNNNNN.png: tiles coloured by the worker that rendered them");
   app.add_option("--stats", stats, "Per-frame statistics: FILE.json (summary + frames) or FILE.csv");
@@ -127,8 +128,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--udp-timeout", udp_timeout, "UDP poses: seconds to wait for the first pose; silence that long ends the run")
       ->capture_default_str();
-  app.add_option("--orbit-frames", orbit_frames, "orbit: poses per revolution (default: --frames)");
-  app.add_option("--orbit-scale", orbit_scale, "orbit: ellipse radii as a share of the scene's half extents")->capture_default_str();
+  app.add_option("--orbit-frames", orbit_frames, "orbit, turntable: poses per revolution (default: --frames)");
+  app.add_option("--orbit-scale", orbit_scale,
+                 "orbit: ellipse radii as a share of the scene's half extents (> 1 leaves the bounds); turntable: distance "
+                 "as a share of the one that frames the scene (default 1)")
+      ->capture_default_str();
   app.add_option("--serve", serve, "Live session: serve the web page over HTTPS/WSS on [HOST:]PORT (host 127.0.0.1 unless given; "
                                    "0.0.0.0 for phones and headsets on the LAN); the driving page's poses steer the cluster "
                                    "until Ctrl-C (or --frames)");
@@ -169,7 +173,7 @@ int main(int argc, char** argv) {
       throw UsageError("--tls-cert, --tls-key and --token belong to --serve");
     if (live && !token.empty() && token.size() < 16) throw UsageError("--token must have at least 16 characters");
     if (live) poses = "live";
-    if (poses == "orbit" && frames == 0) frames = 36;
+    if ((poses == "orbit" || poses == "turntable") && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
 
     master::SessionOptions options;
@@ -210,6 +214,7 @@ int main(int argc, char** argv) {
     link.heartbeat_timeout = seconds(heartbeat_timeout, "--heartbeat-timeout");
     if (link.heartbeat_timeout < std::chrono::milliseconds(1000)) throw UsageError("--heartbeat-timeout must be at least 1 s");
     link.scene_timeout = options.startup_timeout;
+    link.startup_timeout = options.startup_timeout;
     link.mode = mode;
     if (mode == "vct") link.prepare_vct = options.vct;
 
@@ -217,7 +222,8 @@ int main(int argc, char** argv) {
     master::PoseSourceOptions pose_options;
     pose_options.udp_timeout_seconds = udp_timeout;
     pose_options.orbit_frames = orbit_frames ? orbit_frames : unsigned(std::max<size_t>(frames, 1));
-    pose_options.orbit_scale = orbit_scale;
+    pose_options.orbit_scale = poses == "turntable" && app.count("--orbit-scale") == 0 ? 1.0f : orbit_scale;
+    pose_options.vertical_fov_degrees = fov;
     std::unique_ptr<master::PoseSource> pose_source;
     std::unique_ptr<master::live::LiveSession> live_session;
     master::live::LivePoseSource* live_poses = nullptr;
@@ -229,7 +235,7 @@ int main(int argc, char** argv) {
       pose_source = master::make_pose_source(poses, scene->manifest, pose_options);
     }
 
-    if (sources.discover) addresses = master::discover_for_run(sources);
+    if (sources.discover) addresses = master::discover_for_run(sources, link.secret);
     if (options.tile_size == 0)
       options.tile_size = master::auto_tile_size(options.width, options.height, options.stereo || options.ipd > 0, addresses.size());
     net::log_info("scene " + scene->name + " (" + hash64_hex(scene->hash) + "), " + std::to_string(addresses.size()) +

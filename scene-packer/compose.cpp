@@ -128,6 +128,9 @@ TriangleMesh transformed_include(const settings::MeshInclude& inc, const Compose
 
 void append_include(TriangleMesh& mesh, const settings::MeshInclude& inc, const ComposeOptions& options) {
   TriangleMesh part = transformed_include(inc, options);
+  for (const auto& line : part.warnings) mesh.warnings.push_back(inc.path() + ": " + line);
+  if (!part.point_lights.empty() || !part.directional_lights.empty() || part.camera)
+    mesh.warnings.push_back(inc.path() + ": lights and cameras of included files are not used (give them in the settings)");
   if (!inc.material().empty()) {
     add_part(mesh, std::move(part), material_index(mesh, inc.material(), "include '" + inc.path() + "'"));
     return;

@@ -59,7 +59,8 @@ void print_summary(const PackReport& r, const std::string& output) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "tessera-pack: pack a triangle scene (OBJ with MTL and textures, .obj.zst, or PLY) into a Tessera .tpk file:\n"
+      "tessera-pack: pack a triangle scene (OBJ with MTL and textures, .obj.zst, PLY, or glTF 2.0 .gltf/.glb) into a\n"
+      "Tessera .tpk file: "
       "quantized mesh (Seo et al. 2022 §3.1), compact SAH kd-tree, materials, lights, textures; zstd sections.\n"
       "Scene settings (camera, lights, material overrides, scale) are read from <name>.scene.txtpb beside the\n"
       "input, or from --settings. The input may also be a .scene.txtpb that composes the scene from included\n"
@@ -69,9 +70,9 @@ int main(int argc, char** argv) {
   std::string input, output, quantize = "pos,norm,tex", variant = "seo", replicate;
   std::string settings;
   bool json = false, no_textures = false;
-  app.add_option("input", input, "Scene to pack (.obj, .obj.zst or .ply)")->required();
+  app.add_option("input", input, "Scene to pack (.obj, .obj.zst, .ply, .gltf or .glb)")->required();
   app.add_option("-o,--output", output, "Output .tpk file (written atomically)")->required();
-  app.add_flag("--json", json, "Print sizes, kd-tree statistics and timings as one JSON object");
+  app.add_flag("--json", json, "Print sizes, kd-tree statistics, timings, warnings and notes as one JSON object");
   app.add_option("--settings", settings, "Scene settings file (protobuf text format)");
   std::vector<std::string> include_dirs;
   app.add_option("--include-dir", include_dirs,
@@ -106,6 +107,10 @@ int main(int argc, char** argv) {
     if (!replicate.empty()) options.replicate = parse_replicate(replicate);
     options.load_textures = !no_textures;
     const PackReport report = pack_scene(options);
+    if (!json) {  // with --json they are the object's "warnings" and "notes"
+      for (const auto& line : report.warnings) std::fprintf(stderr, "tessera-pack: warning: %s\n", line.c_str());
+      for (const auto& line : report.notes) std::fprintf(stderr, "tessera-pack: %s\n", line.c_str());
+    }
     if (json)
       std::cout << report_to_json(report).dump(2) << std::endl;
     else

@@ -9,6 +9,7 @@
 #include "common/base/utf8.h"
 #include "common/base/memory_usage.h"
 #include "common/base/progress.h"
+#include "common/render/framing.h"
 #include "common/scene/aabb.h"
 #include "common/scene/mesh_loader.h"
 #include "common/scene/mip_chain.h"
@@ -16,6 +17,7 @@
 #include "common/scene/scene_settings.h"
 #include "common/scene/tpk_file.h"
 #include "scene-packer/compose.h"
+#include "scene-packer/default_lighting.h"
 #include "scene-packer/replicate.h"
 
 namespace tessera::pack {
@@ -32,15 +34,16 @@ tpk::Vec3 vec3(float x, float y, float z) {
   return v;
 }
 
-// A view of the whole box from its +z side when the settings give no camera.
+// A view of the whole box from outside when neither the file nor the settings give a camera.
 tpk::Camera default_camera(const Aabb& box) {
   constexpr float kFov = 60.0f;
-  const float cx = 0.5f * (box.min[0] + box.max[0]), cy = 0.5f * (box.min[1] + box.max[1]);
-  const float half = 0.5f * std::max(box.extent(0), box.extent(1));
-  const float distance = half / std::tan(kFov * 0.5f * 3.14159265f / 180.0f) * 1.1f;
+  const Pose pose = framing_pose(box, kFov);
   tpk::Camera camera;
-  *camera.mutable_position() = vec3(cx, cy, box.max[2] + distance);
-  camera.set_qw(1.0f);
+  *camera.mutable_position() = vec3(pose.position[0], pose.position[1], pose.position[2]);
+  camera.set_qw(pose.orientation[0]);
+  camera.set_qx(pose.orientation[1]);
+  camera.set_qy(pose.orientation[2]);
+  camera.set_qz(pose.orientation[3]);
   camera.set_vertical_fov_degrees(kFov);
   return camera;
 }
@@ -150,9 +153,27 @@ PackReport pack_scene(const PackOptions& options) {
     texel_offset += chain.size() / 4;
     texels.insert(texels.end(), chain.begin(), chain.end());
   }
+  // Lights of the scene file, then the settings'; a scene with none gets the default sun and sky.
+  for (const auto& light : mesh.point_lights) *m.add_point_lights() = light;
   for (const auto& light : scene_settings.point_lights()) *m.add_point_lights() = light;
+  for (const auto& light : mesh.directional_lights) *m.add_directional_lights() = light;
   for (const auto& light : scene_settings.directional_lights()) *m.add_directional_lights() = light;
-  *m.mutable_camera() = scene_settings.has_camera() ? scene_settings.camera() : default_camera(box);
+  report.warnings = mesh.warnings;
+  if (!scene_has_lights(mesh, size_t(m.point_lights_size()), size_t(m.directional_lights_size()))) {
+    const DefaultLighting lighting = default_lighting();
+    *m.add_directional_lights() = lighting.sun;
+    m.set_sky_ambient(lighting.sky_ambient);
+    report.notes.push_back(describe(lighting));
+  }
+  // The settings' view, else the scene file's, else one framing the bounds from outside.
+  if (const auto camera = settings_camera(scene_settings)) {
+    *m.mutable_camera() = *camera;
+  } else if (mesh.camera) {
+    *m.mutable_camera() = *mesh.camera;
+  } else {
+    *m.mutable_camera() = default_camera(box);
+    report.notes.push_back("the scene has no camera: the default view frames its bounds from outside");
+  }
   if (m.camera().vertical_fov_degrees() <= 0.0f) m.mutable_camera()->set_vertical_fov_degrees(60.0f);
   m.set_vct_grid(scene_settings.vct_grid());
   m.set_scene_scale(scene_settings.has_scene_scale() ? scene_settings.scene_scale() : 1.0f);
@@ -267,6 +288,8 @@ nlohmann::json report_to_json(const PackReport& r) {
         {"write", r.seconds_write},
         {"total", r.seconds_total}}},
       {"peak_memory_bytes", r.peak_memory_bytes},
+      {"warnings", r.warnings},
+      {"notes", r.notes},
   };
 }
 

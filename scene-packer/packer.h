@@ -4,6 +4,7 @@
 #include <array>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,8 @@ struct PackReport {
   uint64_t mesh_original_bytes = 0;   // 32 nv + 12 nf + 8: the float layout (paper §3.1.2)
   double seconds_load = 0, seconds_quantize = 0, seconds_kdtree = 0, seconds_write = 0, seconds_total = 0;
   uint64_t peak_memory_bytes = 0;
+  std::vector<std::string> warnings;  // what the input holds that the packed scene does not show as written
+  std::vector<std::string> notes;     // defaults the packer chose (lights, camera)
 };
 
 PackReport pack_scene(const PackOptions& options);

@@ -16,6 +16,10 @@ TriangleMesh replicate_mesh(const TriangleMesh& mesh, const std::array<uint32_t,
   TriangleMesh out;
   out.materials = mesh.materials;
   out.textures = mesh.textures;
+  out.point_lights = mesh.point_lights;  // lights and the camera stay with the first copy
+  out.directional_lights = mesh.directional_lights;
+  out.camera = mesh.camera;
+  out.warnings = mesh.warnings;
   out.positions.reserve(mesh.positions.size() * count);
   out.normals.reserve(mesh.normals.size() * count);
   out.texcoords.reserve(mesh.texcoords.size() * count);

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -23,7 +24,9 @@
 #include "common/base/file_io.h"
 #include "common/image/png_io.h"
 #include "common/net/auth.h"
+#include "common/net/frame_cipher.h"
 #include "common/net/framing.h"
+#include "common/net/handshake.h"
 #include "common/net/protocol.h"
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
@@ -62,7 +65,13 @@ inline std::filesystem::path cornell_tpk() {
   return packed.path;
 }
 
-inline void write_secret(const std::filesystem::path& path, const std::string& secret) { write_text(path, secret + "\n"); }
+// Secrets as the programs require them: 32+ random bytes as hex, in a file only its owner may read.
+inline constexpr const char* kClusterSecret = "5b0e9c2f7a41d8e3b6c1a9f04d7e2b58c3a6f1e9d0b47a25e8c1f6b3d9a0e472";
+inline constexpr const char* kOtherSecret = "c81f4a9e2d7b053f6ae19c48b2d5f70e3a96c1d84f2be7a0569d3c1e8b47f2a6";
+inline void write_secret(const std::filesystem::path& path, const std::string& secret) {
+  write_text(path, secret + "\n");
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
 
 // A child process with its output in a log file; killed (SIGKILL) when the object goes away.
 class Process {
@@ -157,8 +166,19 @@ inline ImageRgba8 reference_render(const std::filesystem::path& scene, const std
 // Raw protocol client with timeouts, for handshakes and malformed input.
 class RawClient {
  public:
-  explicit RawClient(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  // `source`: the loopback address to connect from (127.0.0.2, ...: another peer address).
+  explicit RawClient(uint16_t port, const char* source = nullptr) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // not inherited by the programs a test starts
+    if (source) {
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      ::inet_pton(AF_INET, source, &from.sin_addr);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
@@ -188,6 +208,13 @@ class RawClient {
       if (!m.ParseFromArray(body.data(), int(body.size()))) return std::nullopt;
       if (m.body_case() != wire::Envelope::kHeartbeat) return m;
     }
+  }
+  // The next frame as it arrived: its length prefix and the bytes that followed it.
+  bool receive_frame(std::array<uint8_t, 4>& header, std::vector<uint8_t>& payload,
+                     std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+    if (!read_exact(header.data(), 4, timeout)) return false;
+    payload.resize(uint32_t(header[0]) | uint32_t(header[1]) << 8 | uint32_t(header[2]) << 16 | uint32_t(header[3]) << 24);
+    return read_exact(payload.data(), payload.size(), timeout);
   }
   // True once the peer has closed the connection (EOF) within `timeout`, skipping what it sends.
   bool closed_by_peer(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
@@ -220,20 +247,60 @@ class RawClient {
   int fd_ = -1;
 };
 
-// The master's side of the handshake with `secret`: the worker's Welcome, or whatever it answered
-// instead (nullopt on a closed connection or a timeout).
-inline std::optional<wire::Envelope> master_handshake(RawClient& client, const std::string& secret) {
-  const std::string nonce = net::random_nonce();
-  wire::Envelope hello;
-  hello.mutable_hello()->set_protocol_version(net::kProtocolVersion);
-  hello.mutable_hello()->set_nonce(nonce);
-  client.send(hello);
-  const auto challenge = client.receive();
-  if (!challenge || !challenge->has_challenge()) return challenge;
-  wire::Envelope proof;
-  proof.mutable_proof()->set_proof(net::make_proof(secret, net::Role::master, net::kProtocolVersion, nonce, challenge->challenge().nonce()));
-  client.send(proof);
-  return client.receive();
-}
+// A raw client that completes the handshake as a master would and then speaks sealed frames,
+// for talking to a worker after authentication (malformed, oversized, replayed input).
+class SealedClient {
+ public:
+  SealedClient(uint16_t port, const std::string& secret) : raw_(port), handshake_(secret, "test") {
+    raw_.send(handshake_.hello());
+    while (!handshake_.done()) {
+      auto m = raw_.receive();
+      if (!m) return;
+      const auto step = handshake_.on_message(*m);
+      if (step.kind == net::HandshakeStep::Kind::reply) raw_.send(*step.message);
+      if (step.kind == net::HandshakeStep::Kind::refuse || step.kind == net::HandshakeStep::Kind::peer_ended) {
+        last_ = std::move(m);
+        return;
+      }
+    }
+    const auto keys = handshake_.session_keys();
+    sealer_.emplace(keys.master_to_worker);
+    opener_.emplace(keys.worker_to_master);
+  }
+  bool ready() const { return sealer_.has_value(); }
+  const wire::WorkerInfo& info() const { return handshake_.worker_info(); }
+  const std::optional<wire::Envelope>& refusal() const { return last_; }  // when not ready
+  // Seals a plain frame (length prefix, body) in place, taking the next sequence number.
+  void seal(std::vector<uint8_t>& frame) { sealer_->seal(frame); }
+  bool send(const wire::Envelope& m) { return send_plain_frame(net::encode_frame(m)); }
+  bool send_plain_frame(std::vector<uint8_t> frame) {
+    seal(frame);
+    return raw_.send_bytes(frame);
+  }
+  bool send_bytes(const std::vector<uint8_t>& bytes) { return raw_.send_bytes(bytes); }
+  // The next message other than a heartbeat; nullopt on EOF, timeout or a frame that does not open.
+  std::optional<wire::Envelope> receive(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+    for (;;) {
+      std::array<uint8_t, 4> header{};
+      std::vector<uint8_t> payload;
+      if (!raw_.receive_frame(header, payload, timeout)) return std::nullopt;
+      try {
+        opener_->open(header, payload);
+        auto m = net::decode_body(payload);
+        if (!m.has_heartbeat()) return m;
+      } catch (const net::ProtocolError&) {
+        return std::nullopt;
+      }
+    }
+  }
+  bool closed_by_peer(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) { return raw_.closed_by_peer(timeout); }
+
+ private:
+  RawClient raw_;
+  net::MasterHandshake handshake_;
+  std::optional<net::FrameSealer> sealer_;
+  std::optional<net::FrameOpener> opener_;
+  std::optional<wire::Envelope> last_;
+};
 
 }  // namespace tessera::testing

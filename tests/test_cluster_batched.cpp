@@ -34,7 +34,7 @@ struct BatchedCluster {
   std::filesystem::path secret = dir / "secret";
   std::filesystem::path scenes = dir / "scenes";
   BatchedCluster() {
-    testing::write_secret(secret, "batched-test-secret-01234");
+    testing::write_secret(secret, testing::kClusterSecret);
     std::filesystem::create_directories(scenes);
     std::filesystem::copy_file(testing::cornell_tpk(), scenes / "cornell.tpk");
   }

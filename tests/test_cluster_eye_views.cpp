@@ -19,11 +19,10 @@ namespace tessera {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::RawClient;
 using testing::TempDir;
 using testing::WorkerProcess;
 
-constexpr const char* kSecret = "eye-views-test-secret-012345";
+constexpr const char* kSecret = testing::kClusterSecret;
 // Two canted eyes in front of the Cornell box (turned 5 degrees outwards each), with asymmetric
 // frusta as a headset reports them: px,py,pz,qw,qx,qy,qz,left,right,bottom,top.
 constexpr const char* kLeftEye = "246,273,-800,-0.0436194,0,0.9990482,0,-0.45,0.35,-0.32,0.36";
@@ -56,10 +55,9 @@ class EyeViewWorker {
     std::filesystem::create_directories(dir_ / "scenes");
     std::filesystem::copy_file(testing::cornell_tpk(), dir_ / "scenes" / "cornell.tpk");
     worker_ = std::make_unique<WorkerProcess>(dir_.path(), "w", dir_ / "scenes", dir_ / "secret");
-    client_ = std::make_unique<RawClient>(worker_->port());
-    const auto welcome = testing::master_handshake(*client_, kSecret);
-    if (!welcome || !welcome->has_welcome()) throw std::runtime_error("no welcome: " + worker_->log());
-    info_ = welcome->welcome().info();
+    client_ = std::make_unique<testing::SealedClient>(worker_->port(), kSecret);
+    if (!client_->ready()) throw std::runtime_error("no welcome: " + worker_->log());
+    info_ = client_->info();
     const auto bytes = read_file_bytes(testing::cornell_tpk());
     scene_hash_ = hash64(bytes.data(), bytes.size());
     wire::Envelope load;
@@ -165,7 +163,7 @@ class EyeViewWorker {
  private:
   TempDir dir_{"cluster_eye_views"};
   std::unique_ptr<WorkerProcess> worker_;
-  std::unique_ptr<RawClient> client_;
+  std::unique_ptr<testing::SealedClient> client_;
   wire::WorkerInfo info_;
   uint64_t scene_hash_ = 0;
   uint64_t last_id_ = 0;

@@ -16,11 +16,10 @@ namespace tessera {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::RawClient;
 using testing::TempDir;
 using testing::WorkerProcess;
 
-constexpr const char* kSecret = "modes-test-secret-0123456";
+constexpr const char* kSecret = testing::kClusterSecret;
 constexpr const char* kPose0 = "278,273,-800,0,0,1,0";
 constexpr const char* kPose1 = "300,250,-700,0.9961947,0,0.0871557,0";
 // 64x48 per eye in 32-pixel tiles: 2 x 2 tiles (pairs) per frame, quick on one host thread.
@@ -209,20 +208,8 @@ TEST(ClusterModes, VctFramesEqualTheSingleMachineRender) {
 TEST(ClusterModes, TilePairsOnTheWireAndBadParametersKeepTheConnection) {
   ModesCluster c;
   auto w = c.worker("w");
-  RawClient client(w->port());
-  ASSERT_TRUE(client.connected());
-  const std::string nonce = net::random_nonce();
-  wire::Envelope hello;
-  hello.mutable_hello()->set_protocol_version(net::kProtocolVersion);
-  hello.mutable_hello()->set_nonce(nonce);
-  client.send(hello);
-  const auto challenge = client.receive();
-  ASSERT_TRUE(challenge && challenge->has_challenge());
-  wire::Envelope proof;
-  proof.mutable_proof()->set_proof(net::make_proof(kSecret, net::Role::master, net::kProtocolVersion, nonce, challenge->challenge().nonce()));
-  client.send(proof);
-  const auto welcome = client.receive();
-  ASSERT_TRUE(welcome && welcome->has_welcome());
+  testing::SealedClient client(w->port(), kSecret);
+  ASSERT_TRUE(client.ready());
   const auto bytes = read_file_bytes(testing::cornell_tpk());
   wire::Envelope load;
   load.mutable_load_scene()->set_content_hash(hash64(bytes.data(), bytes.size()));
@@ -311,6 +298,7 @@ TEST(ClusterModes, BadModeOptionsAreOneClearErrorLine) {
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   };
   expect_error(master + " --spp 4", "--spp needs --mode pathtrace");
+  expect_error(master + " --clamp 3", "--clamp needs --mode pathtrace");
   expect_error(master + " --mode pathtrace --vct-preset 3", "--vct-preset needs --mode vct");
   expect_error(master + " --mode pathtrace --pt-variant fancy", "--pt-variant");
   expect_error(master + " --mode pathtrace --gaze 2,0", "--gaze");

@@ -185,6 +185,35 @@ TEST(TileScheduler, DynamicKeepsInflightAndRefillsOldestFrameFirst) {
   EXPECT_EQ(s.outstanding(0), 2u);  // refilled from frame 2
 }
 
+// A frame that some workers cannot render (they lack a feature it needs) goes to the others only;
+// with nobody able, its tiles wait for a worker that is.
+TEST(TileScheduler, ExcludedWorkersGetNoTilesOfThatFrame) {
+  {
+    Recorder out;
+    master::TileScheduler s({master::Schedule::static_split, 2, master::Balance::even}, out);
+    s.add_worker(0);
+    s.add_worker(1);
+    s.open_frame(1, 4, {1});
+    EXPECT_EQ(out.given[0].size(), 4u);
+    EXPECT_TRUE(out.given[1].empty());
+    s.open_frame(2, 2, {0, 1});
+    EXPECT_FALSE(s.fully_assigned(2));
+    s.add_worker(2);
+    EXPECT_TRUE(s.fully_assigned(2));
+    EXPECT_EQ(out.given[2], (std::vector<std::pair<uint64_t, uint32_t>>{{2, 0}, {2, 1}}));
+  }
+  Recorder out;
+  master::TileScheduler s({master::Schedule::dynamic, 2, master::Balance::even}, out);
+  s.add_worker(0);
+  s.add_worker(1);
+  s.open_frame(1, 5, {1});
+  EXPECT_EQ(s.outstanding(0), 2u);
+  EXPECT_EQ(s.outstanding(1), 0u);
+  s.open_frame(2, 2);  // worker 1 takes the next frame's tiles meanwhile
+  EXPECT_EQ(out.given[1], (std::vector<std::pair<uint64_t, uint32_t>>{{2, 0}, {2, 1}}));
+  for (const auto& [f, t] : out.given[0]) EXPECT_EQ(f, 1u);
+}
+
 TEST(PoseRecords, CsvJsonHeadersAndErrors) {
   const auto csv = master::parse_pose_record("0.5, 1,2,3, 1,0,0,0, 0.25,0.75", "x");
   ASSERT_TRUE(csv);

@@ -81,9 +81,10 @@ std::string master_render(const std::string& workers_option, const fs::path& dir
 
 TEST(DeployScripts, HostsStartStatusStopWithTheClusterFileTheMasterReads) {
   TempDir dir("deploy_hosts");
-  testing::write_secret(dir / "secret", "hosts-test-secret-0123456");
-  // ssh stand-in: drops the options and the destination, runs the command line here.
-  write_executable(dir / "fake-ssh", "#!/bin/bash\nwhile [ \"$1\" = -o ]; do shift 2; done\nshift\nexec bash -c \"$1\"\n");
+  testing::write_secret(dir / "secret", testing::kClusterSecret);
+  // ssh stand-in: drops the options, "--" and the destination, runs the command line here.
+  write_executable(dir / "fake-ssh",
+                   "#!/bin/bash\nwhile [ \"$1\" = -o ]; do shift 2; done\n[ \"$1\" = -- ] && shift\nshift\nexec bash -c \"$1\"\n");
   const uint16_t p1 = free_tcp_port();
   uint16_t p2 = free_tcp_port();
   while (p2 == p1) p2 = free_tcp_port();
@@ -125,9 +126,63 @@ TEST(DeployScripts, HostsStartStatusStopWithTheClusterFileTheMasterReads) {
   EXPECT_EQ(std::count(missing.output.begin(), missing.output.end(), '\n'), 1) << missing.output;
 }
 
+// ssh takes a destination that starts with '-' as an option (-oProxyCommand=... runs a command
+// here): such ssh: and address: values must never reach it.
+TEST(DeployScripts, HostsRefusesSshTargetsThatLookLikeOptions) {
+  TempDir dir("deploy_hosts_options");
+  testing::write_secret(dir / "secret", testing::kClusterSecret);
+  write_executable(dir / "fake-ssh", "#!/bin/bash\nprintf '%s\\n' \"$@\" >>" + (dir / "ssh-args").string() + "\necho stopped\n");
+  const std::string hosts = "TESSERA_BUILD_DIR=" + testing::binary_dir().string() + " TESSERA_SSH=" + (dir / "fake-ssh").string() + " " +
+                            script("hosts") + " ";
+  for (const std::string worker : {"worker { address: \"127.0.0.1:7100\" ssh: \"-oProxyCommand=touch owned\" }",
+                                   "worker { address: \"-oProxyCommand=x:7100\" }"}) {
+    testing::write_text(dir / "cluster.txtpb", "secret_file: \"secret\"\n" + worker + "\n");
+    for (const char* command : {"status ", "stop ", "push "}) {
+      const auto r = testing::run_command(hosts + command + (dir / "cluster.txtpb").string());
+      EXPECT_NE(r.exit_code, 0) << worker << r.output;
+      EXPECT_EQ(r.output.rfind("hosts: error: ", 0), 0u) << r.output;
+      EXPECT_NE(r.output.find("'-"), std::string::npos) << r.output;
+    }
+  }
+  EXPECT_FALSE(fs::exists(dir / "ssh-args")) << read_file_text(dir / "ssh-args");
+}
+
+// local-cluster keeps its state (secret, pids) in a folder only its user can change, and stop
+// signals only the tessera-worker processes it started.
+TEST(DeployScripts, LocalClusterStateIsPrivateAndStopKillsOnlyItsWorkers) {
+  TempDir dir("deploy_local_cluster");
+  const std::string lc = "TESSERA_BUILD_DIR=" + testing::binary_dir().string() + " " + script("local-cluster") + " ";
+  fs::create_directories(dir / "run");
+  fs::permissions(dir / "run", fs::perms::owner_all);
+  const auto status = testing::run_command("env -u TESSERA_CLUSTER_STATE XDG_RUNTIME_DIR=" + (dir / "run").string() + " " + lc + "status");
+  EXPECT_NE(status.output.find((dir / "run" / "tessera-cluster").string()), std::string::npos) << status.output;
+  EXPECT_EQ(status.output.find("/tmp/tessera-cluster-"), std::string::npos) << status.output;
+
+  fs::create_directories(dir / "open");
+  fs::permissions(dir / "open", fs::perms::all);
+  fs::create_directories(dir / "real");
+  fs::permissions(dir / "real", fs::perms::owner_all);
+  fs::create_directory_symlink(dir / "real", dir / "link");
+  for (const auto& [state, why] : {std::pair{"open", "group or others"}, std::pair{"link", "symbolic link"}}) {
+    const auto r = testing::run_command(lc + "start 1 --device host --base-port 0 --state " + (dir / state).string());
+    testing::run_command(lc + "stop --state " + (dir / state).string());
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(why), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / state / "secret")) << r.output;
+  }
+
+  fs::create_directories(dir / "mine");
+  fs::permissions(dir / "mine", fs::perms::owner_all);
+  testing::Process bystander({"/bin/sleep", "30"}, dir / "sleep.log");
+  testing::write_text(dir / "mine" / "pids", std::to_string(bystander.pid()) + "\n");
+  testing::write_text(dir / "mine" / "workers", "127.0.0.1:1\n");
+  const auto stopped = testing::run_command(lc + "stop --state " + (dir / "mine").string());
+  EXPECT_FALSE(bystander.wait(std::chrono::milliseconds(300))) << "a process that is no worker of this cluster was killed: " << stopped.output;
+}
+
 TEST(DeployScripts, AndroidPushStartStopAndAddressesThroughAdb) {
   TempDir dir("deploy_android");
-  testing::write_secret(dir / "secret", "android-test-secret-0123456");
+  testing::write_secret(dir / "secret", testing::kClusterSecret);
   // adb stand-in for one phone "FAKE01": push copies, shell runs the command line here, and
   // wlan0 has an address.
   write_executable(dir / "fake-adb",

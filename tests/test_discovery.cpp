@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
+#include <atomic>
 #include <thread>
 
 #include "cluster_test_support.h"
@@ -168,12 +169,12 @@ TEST(Discovery, BadBeaconTargetsAndIntervalsAreErrors) {
 
 // ---- real processes ----
 
-constexpr const char* kSecret = "discovery-test-secret-0123";
+constexpr const char* kSecret = testing::kClusterSecret;
 
 TEST(DiscoveryWorker, DiscoveredWorkerStillMustPassTheHandshake) {
   testing::TempDir dir("discovery_worker");
   testing::write_secret(dir / "secret", kSecret);
-  testing::write_secret(dir / "wrong", "another-secret-of-enough-length");
+  testing::write_secret(dir / "wrong", testing::kOtherSecret);
   std::filesystem::create_directories(dir / "scenes");
   const uint16_t port = free_udp_port();
   testing::WorkerProcess worker(dir.path(), "beaconing", dir / "scenes", dir / "secret",
@@ -208,7 +209,7 @@ TEST(DiscoveryWorker, DiscoveredWorkerStillMustPassTheHandshake) {
     client.send(proof);
     return client.receive();
   };
-  const auto refused = handshake("another-secret-of-enough-length");
+  const auto refused = handshake(testing::kOtherSecret);
   EXPECT_TRUE(!refused || !refused->has_welcome());
   const auto welcome = handshake(kSecret);
   ASSERT_TRUE(welcome && welcome->has_welcome());
@@ -225,6 +226,46 @@ TEST(DiscoveryWorker, DiscoveredWorkerStillMustPassTheHandshake) {
   const auto bad = testing::run_command(master + (dir / "wrong").string());
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_NE(bad.output.find("tessera-master: error: "), std::string::npos) << bad.output;
+}
+
+// Beacons prove nothing: two forged ones, heard first, must not fill --discover-workers 2 and keep
+// the real worker out. Discovery keeps listening until enough workers pass the handshake.
+TEST(DiscoveryWorker, ForgedBeaconsDoNotCrowdOutTheRealWorker) {
+  testing::TempDir dir("discovery_forged");
+  testing::write_secret(dir / "secret", kSecret);
+  std::filesystem::create_directories(dir / "scenes");
+  const uint16_t port = free_udp_port();
+  // One forged beacon names a closed port, the other a listener that accepts and never answers.
+  asio::io_context io;
+  asio::ip::tcp::acceptor silent(io, asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+  const uint16_t closed_port = [] {
+    asio::io_context i;
+    asio::ip::tcp::acceptor a(i, asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+    return a.local_endpoint().port();
+  }();
+  std::atomic<bool> forging{true};
+  std::thread forger([&] {
+    while (forging) {
+      send_datagram(port, net::encode_beacon(sample_beacon(closed_port, "forged-1")));
+      send_datagram(port, net::encode_beacon(sample_beacon(silent.local_endpoint().port(), "forged-2")));
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  testing::Process master({testing::master_binary().string(), "--discover", "--discover-port", std::to_string(port),
+                           "--discover-workers", "2", "--discover-timeout", "4", "--scene", testing::cornell_tpk().string(),
+                           "--no-status", "--size", "32x32", "--tile", "16", "--poses", "camera", "--no-worker-timeout", "1",
+                           "--reconnect-interval", "0", "--secret-file", (dir / "secret").string()},
+                          dir / "master.log");
+  std::this_thread::sleep_for(800ms);  // the forged beacons are heard first
+  testing::WorkerProcess worker(dir.path(), "beaconing", dir / "scenes", dir / "secret",
+                                {"--device", "host", "--threads", "1", "--beacon", "--beacon-to", "127.0.0.1:" + std::to_string(port),
+                                 "--beacon-interval", "0.1"});
+  const auto exit_code = master.wait(60s);
+  forging = false;
+  forger.join();
+  EXPECT_EQ(exit_code, 0) << master.log();
+  EXPECT_NE(master.log().find("discovered 'beaconing' at " + worker.address()), std::string::npos) << master.log();
+  EXPECT_NE(master.log().find("1 frames of 32x32"), std::string::npos) << master.log();
 }
 
 TEST(DiscoveryWorker, CommandLineErrors) {

@@ -125,7 +125,7 @@ struct LiveMaster {
   uint16_t port = 0;
 
   explicit LiveMaster(std::vector<std::string> extra = {}, std::vector<std::string> worker_extra = {"--device", "host", "--threads", "1"}) {
-    testing::write_secret(secret, "a-test-secret-of-some-length");
+    testing::write_secret(secret, testing::kClusterSecret);
     std::filesystem::create_directories(scenes);
     std::filesystem::copy_file(testing::cornell_tpk(), scenes / "cornell.tpk");
     a.emplace(dir.path(), "a", scenes, secret, worker_extra);
@@ -384,6 +384,67 @@ TEST(LiveSession, WorkerKilledMidSessionFramesKeepComing) {
   EXPECT_TRUE(lost_event);
 }
 
+// The page switches the render mode live: each mode renders with the parameters the command line
+// gave it (pathtrace's --spp and vct's --vct-grid, given while starting in raytrace), no worker is
+// dropped and the held pose comes back in every mode.
+TEST(LiveSession, ModeSwitchesRenderEachModeWithItsCommandLineParameters) {
+  LiveMaster m({"--spp", "2", "--vct-grid", "64", "--max-path-samples", "4"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  const auto first = frame_of_pose(d, 1);
+  ASSERT_TRUE(first) << m.log();
+  EXPECT_EQ(first->header["mode"], "raytrace");
+  for (const std::string mode : {"pathtrace", "vct", "raytrace"}) {
+    SCOPED_TRACE(mode);
+    d.send_text(json{{"type", "settings"}, {"mode", mode}}.dump());
+    std::optional<json> session;
+    while ((session = next_text(d, "session")) && (*session)["settings"]["mode"] != mode) {
+    }
+    ASSERT_TRUE(session) << m.log();
+    if (mode == "pathtrace") EXPECT_EQ((*session)["settings"]["spp"], 2);
+    std::optional<FrameMessage> frame;
+    while ((frame = next_frame(d, 60s)) && frame->header["mode"] != mode) {
+    }
+    ASSERT_TRUE(frame) << m.log();
+    EXPECT_EQ(frame->header["pose_id"], 1);
+    EXPECT_GE(frame->header["samples"].get<int>(), 1);
+    const ImageRgba8 image = decode_jpeg(frame->jpeg);
+    EXPECT_EQ(image.width(), 64);
+    EXPECT_GT(mse_rgb(image, ImageRgba8(64, 48, {0, 0, 0, 255})), 10.0) << "a black frame";
+  }
+  EXPECT_FALSE(m.master->wait(0ms).has_value()) << m.log();
+  const std::string log = m.log();
+  EXPECT_EQ(log.find("lost "), std::string::npos) << log;
+  EXPECT_EQ(log.find("refused"), std::string::npos) << log;
+}
+
+// A page that comes while the pose holds sees the view at once, and every frame names the pose it
+// shows, so a watcher's camera follows the driver's.
+TEST(LiveSession, LatePageGetsTheNewestFrameWithItsPose) {
+  LiveMaster m({"--max-samples", "2"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {250, 260, -700}).dump());
+  std::optional<FrameMessage> last;
+  while (auto f = next_frame(d, 3s)) last = f;  // the pose's refinements, up to the cap
+  ASSERT_TRUE(last) << m.log();
+  EXPECT_EQ(last->header["samples"], 2);
+  EXPECT_EQ(last->header["position"], json({250, 260, -700}));
+  EXPECT_EQ(last->header["orientation"], json({0, 0, 1, 0}));
+  LiveClient w = m.connect();
+  w.send_text(R"({"type":"hello","want":"watch","client":"phone"})");
+  const auto session = next_text(w, "session");
+  ASSERT_TRUE(session) << m.log();
+  EXPECT_EQ((*session)["role"], "watch");
+  EXPECT_GT((*session)["scene"]["units_per_meter"].get<double>(), 0.0);
+  const auto shown = next_frame(w, 5s);
+  ASSERT_TRUE(shown) << "a watcher that came while the pose holds got no frame\n" << m.log();
+  EXPECT_EQ(shown->header["frame"], last->header["frame"]);
+  EXPECT_EQ(shown->header["position"], json({250, 260, -700}));
+  EXPECT_EQ(shown->jpeg, last->jpeg);
+}
+
 TEST(LiveSession, DisplayedLatencyReachesTheStatistics) {
   TempDir out("live_stats");
   LiveMaster m({"--stats", (out / "stats.json").string(), "--max-samples", "1"});
@@ -418,7 +479,7 @@ TEST(LiveSession, DisplayedLatencyReachesTheStatistics) {
 TEST(LiveSession, UdpPosesAreRenderedOnceEach) {
   TempDir dir("live_udp");
   const auto secret = dir / "secret";
-  testing::write_secret(secret, "a-test-secret-of-some-length");
+  testing::write_secret(secret, testing::kClusterSecret);
   std::filesystem::create_directories(dir / "scenes");
   WorkerProcess a(dir.path(), "a", dir / "scenes", secret);
   ASSERT_FALSE(a.address().empty());

@@ -21,6 +21,7 @@
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
 #include "worker/render/pathtrace_device_sums.h"
+#include "worker/daemon/frame_setup.h"
 #include "worker/render/pathtrace_frame.h"
 
 namespace tessera {
@@ -680,6 +681,57 @@ TEST(TesseraRender, PathtraceOptionsAndBadInput) {
   EXPECT_EQ(read_image(out).width(), 24);  // side by side
   const auto json = nlohmann::json::parse(ok.output);
   EXPECT_EQ(json["pixel_samples"].get<uint64_t>(), 2u * 2u * 12u * 8u);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// The radiance clamp (--clamp): contributions after a path's first diffuse bounce are scaled down
+// to the limit, nothing else changes (the same random numbers drive every path).
+TEST(PathTraceClamp, LimitsOnlyIndirectContributions) {
+  Scene s("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  CameraSpec spec;
+  spec.pose = pose_from_manifest(s.get().manifest().camera());
+  spec.vertical_fov_degrees = s.get().manifest().camera().vertical_fov_degrees();
+  PtView v;
+  v.eyes[0] = make_camera(spec, 32, 24);
+  v.eye_count = 1;
+  RenderSettings rs = default_pathtrace_settings(s.get());
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;
+  pt.spp = 4;
+  PathTraceRenderer renderer(s.get(), {{"host", std::nullopt, 2}, 0});
+  const auto render = [&](float clamp) {
+    pt.indirect_clamp = clamp;
+    return render_pathtrace_frame(renderer, v, rs, pt, 0, true).linear[0].rgb;
+  };
+  const std::vector<float> off = render(0.0f), huge = render(1e30f), tight = render(0.05f);
+  EXPECT_EQ(off, huge);  // a limit nothing reaches changes no bit
+  double sum_off = 0, sum_tight = 0;
+  for (size_t i = 0; i < off.size(); ++i) {
+    EXPECT_LE(tight[i], off[i] * (1.0f + 1e-5f) + 1e-7f) << "value " << i;
+    sum_off += off[i];
+    sum_tight += tight[i];
+  }
+  EXPECT_LT(sum_tight, 0.97 * sum_off);  // bias: clamped energy is lost
+  rs.max_depth = 0;                      // direct light only: nothing to clamp
+  EXPECT_EQ(render(0.0f), render(0.05f));
+  pt.indirect_clamp = -1.0f;
+  EXPECT_THROW(PathTraceRenderer::kernel_params(v, pt, {0, 0, 32, 24}), Error);
+}
+
+// On the wire the clamp is an additive field: unset (older masters, the benchmarks) means off.
+TEST(PathTraceClamp, WireFieldReachesTheWorkersSettings) {
+  wire::PathtraceParams p;
+  p.set_spp(1);
+  EXPECT_EQ(worker::pathtrace_settings(p).indirect_clamp, 0.0f);
+  p.set_indirect_clamp(4.0f);
+  EXPECT_EQ(worker::pathtrace_settings(p).indirect_clamp, 4.0f);
+  p.set_indirect_clamp(-1.0f);
+  EXPECT_THROW(worker::pathtrace_settings(p), Error);
 }
 
 }  // namespace

@@ -13,11 +13,11 @@ namespace tessera {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::RawClient;
+using testing::SealedClient;
 using testing::TempDir;
 using testing::WorkerProcess;
 
-constexpr const char* kSecret = "render-queue-test-secret-0123";
+constexpr const char* kSecret = testing::kClusterSecret;
 
 struct QueueWorker {
   TempDir dir{"worker_queues"};
@@ -33,10 +33,9 @@ struct QueueWorker {
     worker.emplace(dir.path(), "w", dir / "scenes", secret, extra);
   }
   // A connection that has passed the handshake and loaded the scene.
-  std::unique_ptr<RawClient> ready_client() const {
-    auto client = std::make_unique<RawClient>(worker->port());
-    const auto welcome = testing::master_handshake(*client, kSecret);
-    EXPECT_TRUE(welcome && welcome->has_welcome());
+  std::unique_ptr<SealedClient> ready_client() const {
+    auto client = std::make_unique<SealedClient>(worker->port(), kSecret);
+    EXPECT_TRUE(client->ready());
     wire::Envelope load;
     load.mutable_load_scene()->set_content_hash(scene_hash);
     client->send(load);
@@ -87,7 +86,7 @@ wire::Envelope cancel(uint64_t id) {
 }
 
 // The first tile result (or batch) of frame `id` within `timeout`, skipping other messages.
-std::optional<wire::Envelope> first_tile_of(RawClient& client, uint64_t id, std::chrono::milliseconds timeout) {
+std::optional<wire::Envelope> first_tile_of(SealedClient& client, uint64_t id, std::chrono::milliseconds timeout) {
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
     auto m = client.receive(std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()));

@@ -9,6 +9,7 @@
 #include "common/base/error.h"
 #include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
+#include "worker/bench/seal_bench.h"
 #include "worker/bench/vct_bench.h"
 
 int main(int argc, char** argv) {
@@ -63,9 +64,11 @@ int main(int argc, char** argv) {
   std::string vct_json_out;
   vct->add_option("--json-out", vct_json_out, "Also write the JSON object to this file (the tables still print)");
   bench::PathTraceCommand pathtrace(app);
+  bench::SealCommand seal(app);
   if (const auto done = cli::parse(app, argc, argv)) return *done;
   try {
     if (pathtrace.parsed()) return pathtrace.run();
+    if (seal.parsed()) return seal.run();
     if (vct->parsed()) {
       vct_options.solid_compare = !no_solid;
       const nlohmann::json result = bench::run_vct_bench(vct_scenes, vct_options);

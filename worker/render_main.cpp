@@ -69,6 +69,7 @@ int render_pathtrace(const PackedScene& scene, const PtView& view, RenderSetting
                                 {"eyes", view.eye_count},
                                 {"variant", to_string(pt.variant)},
                                 {"spp", pt.spp},
+                                {"indirect_clamp", pt.indirect_clamp},
                                 {"render_ms", t.ms},
                                 {"device_ms", t.device_ms},
                                 {"merge_ms", t.merge_ms},
@@ -169,6 +170,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0u, 4096u));
   app.add_option("--cpu-threads", cpu_threads, "pathtrace: CPU helper threads tracing extra samples beside the device")
       ->capture_default_str()->check(CLI::Range(0u, 256u));
+  pt.indirect_clamp = TS_PT_INTERACTIVE_CLAMP;
+  app.add_option("--clamp", pt.indirect_clamp,
+                 "pathtrace: clamp the radiance of contributions after the first diffuse bounce to X (fewer fireflies, "
+                 "biased; 0: off, as in the paper's benchmarks)")
+      ->capture_default_str()->check(CLI::Range(0.0f, 1e30f));
   app.add_flag("--no-reproject", no_reproject, "pathtrace proposed: leave out the reprojection to the other eye");
   app.add_flag("--no-gaze-stop", no_gaze_stop, "pathtrace proposed: leave out the gaze-based stop (Eq. 7)");
   app.add_flag("--no-median", no_median, "pathtrace proposed: leave out the median filter");
@@ -216,7 +222,7 @@ int main(int argc, char** argv) {
     }
     const bool pathtrace = mode == "pathtrace";
     for (const char* option : {"--stereo", "--ipd", "--gaze", "--spp", "--pt-variant", "--depth-threshold", "--p-max", "--rr-depth",
-                               "--median-max-spp", "--launch-samples", "--cpu-threads", "--no-reproject", "--no-gaze-stop",
+                               "--median-max-spp", "--launch-samples", "--cpu-threads", "--clamp", "--no-reproject", "--no-gaze-stop",
                                "--no-median", "--stop-compensate", "--visibility-ray"})
       if (!pathtrace && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode pathtrace");
     if (app.count("--ipd") > 0 && !(ipd >= 0.0f)) throw UsageError("--ipd must not be negative");

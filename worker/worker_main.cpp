@@ -33,9 +33,12 @@ int main(int argc, char** argv) {
   double heartbeat_timeout = 30;
   bool quiet = false;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port, see --port-file)")->capture_default_str();
-  app.add_option("--scenes", scenes_dir, "Scene directory: .tpk files, indexed by content hash; pushed scenes land here")
-      ->required();
-  app.add_option("--secret-file", secret_file, "File holding the cluster's shared secret (at least 16 bytes)")->required();
+  app.add_option("--scenes", scenes_dir, "Scene directory: .tpk files, indexed by content hash; pushed scenes land here (required)");
+  app.add_option("--secret-file", secret_file, "File holding the cluster's shared secret: 32+ random bytes as hex, mode 600 "
+                                               "(required; make one with --make-secret)");
+  std::string make_secret_file;
+  app.add_option("--make-secret", make_secret_file, "Write a fresh random secret (32 bytes as hex) into this new file with mode 600, "
+                                                    "then exit; copy it to the master and every worker");
   app.add_option("--device", device, "auto | gpu | cpu | <index> (OpenCL; cpu = PoCL) | host (kernels compiled for this CPU)")
       ->capture_default_str();
   app.add_option("--gpu-mem-limit", mem_limit, "Refuse scenes that need more device memory, e.g. 950M");
@@ -47,7 +50,8 @@ int main(int argc, char** argv) {
   app.add_option("--scene-quota", scene_quota, "Most bytes of scenes the scene directory keeps; a push beyond it deletes "
                                                "the least recently used scenes first (0: no limit)")
       ->capture_default_str();
-  app.add_option("--max-connections", max_connections, "Connections served at once; more are refused")
+  app.add_option("--max-connections", max_connections, "Authenticated masters served at once; more are refused as busy "
+                                                       "(connections still in the handshake have a budget of their own)")
       ->capture_default_str()->check(CLI::Range(1u, 1024u));
   app.add_option("--heartbeat-timeout", heartbeat_timeout, "Seconds of silence after which a master counts as gone")
       ->capture_default_str()->check(CLI::Range(1.0, 3600.0));
@@ -75,7 +79,18 @@ int main(int argc, char** argv) {
   if (const auto done = cli::parse(app, argc, argv)) return *done;
   net::set_log_program("tessera-worker");
   net::set_log_quiet(quiet);
+  if (make_secret_file.empty())
+    for (const auto& [value, option] : {std::pair{&scenes_dir, "--scenes"}, std::pair{&secret_file, "--secret-file"}})
+      if (value->empty()) {
+        std::fprintf(stderr, "tessera-worker: error: %s is required (see --help)\n", option);
+        return 2;
+      }
   try {
+    if (!make_secret_file.empty()) {
+      net::write_new_secret_file(make_secret_file);
+      std::printf("wrote a new secret to %s (mode 600)\n", make_secret_file.c_str());
+      return 0;
+    }
     worker::WorkerConfig config;
     config.device = device;
     config.host_threads = threads;

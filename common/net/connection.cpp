@@ -50,8 +50,9 @@ void Connection::read_header() {
     if (ec) return self->io_error(ec, "reading");
     self->touch();
     const uint32_t length = decode_frame_length(self->header_);
+    const size_t tag = self->opener_ ? kSealTagBytes : 0;
     try {
-      check_frame_length(length, self->frame_limit_);
+      check_frame_length(length > tag ? uint32_t(length - tag) : 0, self->frame_limit_);
     } catch (const ProtocolError& e) {
       return self->fail(e.what());
     }
@@ -75,6 +76,7 @@ void Connection::read_body(size_t offset) {
 void Connection::dispatch() {
   wire::Envelope message;
   try {
+    if (opener_) opener_->open(header_, body_);
     message = decode_body(body_);
   } catch (const ProtocolError& e) {
     return fail(e.what());
@@ -99,8 +101,18 @@ void Connection::continue_reading() {
   read_header();
 }
 
+void Connection::seal_session(const SessionKeys& keys, Role self) {
+  const bool master = self == Role::master;
+  opener_ = std::make_unique<FrameOpener>(master ? keys.worker_to_master : keys.master_to_worker);
+  std::lock_guard lock(send_mutex_);
+  sealer_ = std::make_unique<FrameSealer>(master ? keys.master_to_worker : keys.worker_to_master);
+  sealed_ = true;
+}
+
 void Connection::send(const wire::Envelope& message, std::function<void()> on_written) {
   Outgoing outgoing{encode_frame(message), std::move(on_written)};
+  std::lock_guard lock(send_mutex_);
+  if (sealer_) sealer_->seal(outgoing.frame);
   queued_bytes_ += outgoing.frame.size();
   asio::post(socket_.get_executor(), [self = shared_from_this(), o = std::move(outgoing)]() mutable {
     self->enqueue(std::move(o));

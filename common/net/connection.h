@@ -3,16 +3,20 @@
 // within the connection's size limit, hands each parsed message to a handler, and queues
 // outgoing frames; everything runs on the socket's io_context thread, while send() and close()
 // may be called from any thread. Protocol violations end the connection with a reason that is
-// logged locally and sent to the peer as a fatal Error.
+// logged locally and sent to the peer as a fatal Error. Once the handshake is done, seal_session()
+// switches both directions to sealed frames (frame_cipher.h).
 #include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/net/auth.h"
+#include "common/net/frame_cipher.h"
 #include "wire.pb.h"
 
 namespace tessera::net {
@@ -40,6 +44,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Any thread: sends a fatal ErrorMessage carrying `reason`, then closes after flushing.
   void fail(const std::string& reason, wire::ErrorMessage::Code code = wire::ErrorMessage::PROTOCOL);
 
+  // Io thread, from a message handler: every frame sent after this call and every frame read
+  // after the current one is sealed with the session key of its direction; `self` is this end.
+  void seal_session(const SessionKeys& keys, Role self);
+  bool sealed() const { return sealed_; }
   // Io thread. Largest frame accepted from the peer (kHandshakeFrameBytes until raised).
   void set_frame_limit(size_t bytes) { frame_limit_ = bytes; }
   // Io thread. Sends make() every `interval`, and closes when nothing arrived for `timeout`.
@@ -96,6 +104,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer heartbeat_timer_, deadline_timer_, flush_timer_;
   Clock::duration heartbeat_interval_{}, heartbeat_timeout_{};
   std::function<wire::Heartbeat()> make_heartbeat_;
+  std::mutex send_mutex_;  // sealing and posting in one step keeps frames in sequence order
+  std::unique_ptr<FrameSealer> sealer_;     // guarded by send_mutex_
+  std::unique_ptr<FrameOpener> opener_;     // io thread
+  std::atomic<bool> sealed_{false};
 };
 
 }  // namespace tessera::net

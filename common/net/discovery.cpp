@@ -3,38 +3,16 @@
 #include <cstring>
 
 #include "common/base/error.h"
+#include "common/net/peer_text.h"
 
 namespace tessera::net {
 namespace {
 
-// Printable UTF-8: no control characters (C0, DEL), well-formed multi-byte sequences.
-bool printable_utf8(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = uint8_t(text[i]);
-    if (c < 0x20 || c == 0x7f) return false;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t more = 0;
-    if ((c & 0xe0) == 0xc0 && c >= 0xc2) more = 1;
-    else if ((c & 0xf0) == 0xe0) more = 2;
-    else if ((c & 0xf8) == 0xf0 && c <= 0xf4) more = 3;
-    else return false;
-    if (i + more >= text.size()) return false;
-    for (size_t k = 1; k <= more; ++k)
-      if ((uint8_t(text[i + k]) & 0xc0) != 0x80) return false;
-    i += more + 1;
-  }
-  return true;
-}
-
 std::string problem(const discovery::Beacon& b) {
   if (b.port() == 0 || b.port() > 65535) return "port " + std::to_string(b.port()) + " out of range";
   if (b.name().empty() || b.name().size() > kMaxBeaconName) return "name empty or longer than 128 bytes";
-  if (!printable_utf8(b.name())) return "name is not printable UTF-8";
-  if (b.device().size() > kMaxBeaconName || !printable_utf8(b.device())) return "bad device text";
+  if (!is_printable_utf8(b.name())) return "name is not printable UTF-8";
+  if (b.device().size() > kMaxBeaconName || !is_printable_utf8(b.device())) return "bad device text";
   return {};
 }
 

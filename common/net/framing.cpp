@@ -1,5 +1,6 @@
 #include "common/net/framing.h"
 
+#include "common/net/frame_cipher.h"
 #include "common/net/message_limits.h"
 #include "common/net/protocol.h"
 
@@ -10,7 +11,9 @@ std::vector<uint8_t> encode_frame(const wire::Envelope& message) {
   if (size > max_body_bytes(message.body_case()))
     throw ProtocolError("refusing to send a " + body_name(message) + " of " + std::to_string(size) +
                         " bytes (limit " + std::to_string(max_body_bytes(message.body_case())) + ")");
-  std::vector<uint8_t> frame(kFrameHeaderBytes + size);
+  std::vector<uint8_t> frame;
+  frame.reserve(kFrameHeaderBytes + size + kSealTagBytes);  // room for the tag: sealing does not copy the frame
+  frame.resize(kFrameHeaderBytes + size);
   for (size_t i = 0; i < kFrameHeaderBytes; ++i) frame[i] = uint8_t(size >> (8 * i));
   if (!message.SerializeToArray(frame.data() + kFrameHeaderBytes, int(size)))
     throw ProtocolError("could not serialize a " + body_name(message));

@@ -7,7 +7,7 @@
 
 namespace tessera::net {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;  // 2: the master proves first, sealed frames
 inline constexpr size_t kNonceBytes = 32;
 // Render modes this build knows; a FrameRequest with another mode is refused by name.
 inline constexpr const char* kRaytraceMode = "raytrace";

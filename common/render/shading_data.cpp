@@ -96,7 +96,7 @@ RenderSettings default_render_settings(const PackedScene& scene) {
   s.light_samples = 4;
   s.seed = 1;
   s.texture_lod = 1;
-  s.ambient = 0.04f;
+  s.ambient = scene.manifest().sky_ambient() > 0.0f ? scene.manifest().sky_ambient() : 0.04f;
   s.background_r = 0.55f;
   s.background_g = 0.65f;
   s.background_b = 0.8f;

@@ -9,6 +9,7 @@
 #include "common/base/error.h"
 #include "common/base/file_io.h"
 #include "common/base/zstd_codec.h"
+#include "common/scene/gltf_reader.h"
 #include "common/scene/obj_validator.h"
 #include "common/scene/ply_reader.h"
 #include "common/scene/texture_loader.h"
@@ -216,8 +217,10 @@ TriangleMesh load_mesh(const std::filesystem::path& path, const MeshLoadOptions&
     mesh = parse_obj(read_obj_text(path), name, path.parent_path(), options);
   else if (ends_with(name, ".ply"))
     mesh = read_ply(path);
+  else if (ends_with(name, ".gltf") || ends_with(name, ".glb"))
+    mesh = read_gltf(path, options);
   else
-    throw Error(name + ": unknown mesh format (expected .obj, .obj.zst or .ply)");
+    throw Error(name + ": unknown mesh format (expected .obj, .obj.zst, .ply, .gltf or .glb)");
   if (mesh.materials.empty()) {
     mesh.materials.push_back(default_material());
     mesh.triangle_materials.assign(mesh.triangle_count(), 0);

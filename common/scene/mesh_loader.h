@@ -1,7 +1,8 @@
 #pragma once
 // Loads a triangle mesh with its materials and textures: Wavefront OBJ (+ MTL, also
-// zstd-compressed as .obj.zst) and PLY (ASCII or binary little endian). Malformed input is a
-// tessera::Error naming the file and line; nothing is silently skipped.
+// zstd-compressed as .obj.zst), PLY (ASCII or binary little endian) and glTF 2.0 (.gltf, .glb;
+// gltf_reader.h). Malformed input is a tessera::Error naming the file and line; nothing is
+// silently skipped.
 #include <filesystem>
 
 #include "common/scene/triangle_mesh.h"

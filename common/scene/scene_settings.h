@@ -16,7 +16,12 @@ settings::SceneSettings read_scene_settings(const std::filesystem::path& path);
 // if present.
 std::optional<std::filesystem::path> settings_beside(const std::filesystem::path& mesh_path);
 
-// Scale, translation and material overrides. Unknown material names are an error.
+// Scale, translation (also of the lights and camera the mesh file brought) and material
+// overrides. Unknown material names are an error.
 void apply_scene_settings(const settings::SceneSettings& settings, TriangleMesh& mesh);
+
+// The settings' default view: `look_at` (eye, target, up) or `camera`, or none. Throws Error when
+// both give a pose or the look_at is degenerate.
+std::optional<tpk::Camera> settings_camera(const settings::SceneSettings& settings);
 
 }  // namespace tessera

@@ -9,9 +9,12 @@
 namespace tessera {
 
 TextureImage load_texture(const std::filesystem::path& path, uint32_t max_size) {
-  const ImageRgba8 image = read_image(path);
+  return make_texture(read_image(path), path.filename().string(), max_size);
+}
+
+TextureImage make_texture(const ImageRgba8& image, std::string name, uint32_t max_size) {
   TextureImage t;
-  t.name = path.filename().string();
+  t.name = std::move(name);
   t.width = uint32_t(image.width());
   t.height = uint32_t(image.height());
   t.rgba.assign(image.pixels().begin(), image.pixels().end());

@@ -1,8 +1,10 @@
 #pragma once
 // A scene's geometry on the host before packing: an indexed face set with float attributes,
-// plus its materials and textures. Loaders (OBJ, PLY) produce it; tessera-pack quantizes it.
+// plus its materials and textures, and what a scene file may bring besides (glTF: lights, a
+// camera). Loaders (OBJ, PLY, glTF) produce it; tessera-pack quantizes it.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,12 @@ struct TriangleMesh {
   std::vector<uint32_t> triangle_materials;  // material index per triangle
   std::vector<tpk::Material> materials;
   std::vector<TextureImage> textures;
+  std::vector<tpk::PointLight> point_lights;
+  std::vector<tpk::DirectionalLight> directional_lights;
+  std::optional<tpk::Camera> camera;
+  // What the file holds that the scene cannot show as written, one line each (e.g. "normal maps
+  // are not supported"): the packer prints them.
+  std::vector<std::string> warnings;
 
   size_t vertex_count() const { return positions.size() / 3; }
   size_t triangle_count() const { return triangles.size() / 3; }

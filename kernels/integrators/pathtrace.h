@@ -235,6 +235,12 @@ TS_FN PtPrimary pt_trace_primary(const SceneView* scene, const ShadingContext* c
   return out;
 }
 
+/* A contribution scaled so its largest channel is at most `limit` (0: unchanged). */
+TS_FN float3 pt_clamped(float3 c, float limit) {
+  float m = pt_max3(c);
+  return (limit > 0.0f && m > limit) ? v3_scale(c, limit / m) : c;
+}
+
 /* Phase 2: the path of a sample from its first hit `first_hit` along camera ray `dir`. `other` is
  * the other eye and other_primaries its first hits of this sample (reprojection; unused in mono). */
 TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
@@ -247,6 +253,7 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
   float3 radiance = make_float3(0.0f, 0.0f, 0.0f);
   float3 pc = make_float3(0.0f, 0.0f, 0.0f), nc = pc;
   uint depth = 0u, segments = 0u, count_emission = 1u;
+  float clamp = 0.0f; /* pt->indirect_clamp once the path has bounced off a diffuse surface */
   uint first = 0u; /* 2: a mirror first hit waits for its next vertex (Eq. 6) */
   uint reproject = pt->eye_count > 1u && (pt->features & TS_PT_REPROJECT);
   out.stopped = 0u;
@@ -267,7 +274,7 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
       if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) hit.tri = TS_KD_NO_TRIANGLE;
     }
     if (hit.tri == TS_KD_NO_TRIANGLE) {
-      radiance = v3_add(radiance, v3_mul(throughput, make_float3(rs->background_r, rs->background_g, rs->background_b)));
+      radiance = v3_add(radiance, pt_clamped(v3_mul(throughput, make_float3(rs->background_r, rs->background_g, rs->background_b)), clamp));
       first = first == 2u ? 0u : first; /* a mirror showing the background: nothing to reproject */
       break;
     }
@@ -281,7 +288,8 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
                        : pt_reproject_primary(ctx, pt, other, other_primaries, s.p, s.ng, hit.tri, s.material);
     }
     if (m.type == TS_MATERIAL_EMISSIVE) {
-      if (count_emission) radiance = v3_add(radiance, v3_mul(throughput, make_float3(m.emission_r, m.emission_g, m.emission_b)));
+      if (count_emission)
+        radiance = v3_add(radiance, pt_clamped(v3_mul(throughput, make_float3(m.emission_r, m.emission_g, m.emission_b)), clamp));
       if (first == 2u) { /* a light seen in a mirror first hit (Eq. 6) */
         first = 0u;
         out.target = pt_reproject_mirror(scene, ctx, rs, pt, other, pc, nc, s.p, &segments);
@@ -299,7 +307,7 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
         first = 0u;
         out.target = pt_reproject_mirror(scene, ctx, rs, pt, other, pc, nc, s.p, &segments);
       }
-      radiance = v3_add(radiance, v3_mul(throughput, v3_mul(a, direct_light(scene, ctx, rs, &s, rng))));
+      radiance = v3_add(radiance, pt_clamped(v3_mul(throughput, v3_mul(a, direct_light(scene, ctx, rs, &s, rng))), clamp));
       if (depth >= rs->max_depth) break;
       {
         float u1 = rng_next(rng), u2 = rng_next(rng);
@@ -307,6 +315,7 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
       }
       if (v3_dot(dir, s.ng) <= 0.0f) break; /* below the surface (shading normal): absorbed */
       throughput = v3_mul(throughput, a);   /* BRDF cos / pdf = albedo */
+      clamp = pt->indirect_clamp;
       org = v3_madd(s.p, s.ng, rs->ray_epsilon);
       count_emission = rs->light_samples == 0u;
     } else {

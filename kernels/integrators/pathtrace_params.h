@@ -13,6 +13,9 @@
 #define TS_PT_REPROJECT_MIRROR 8u /* also through mirrors at the first hit (Eq. 6) */
 #define TS_PT_VISIBILITY_RAY 16u  /* test the other eye's view of P_c with a shadow ray, not its primary hits */
 
+/* indirect_clamp of interactive use (tessera-render, tessera-master) unless given; benchmarks run without */
+#define TS_PT_INTERACTIVE_CLAMP 3.0f
+
 typedef struct PathTraceParams {
   uint features;
   uint first_sample;    /* sample index of this launch's first sample (counter-based RNG) */
@@ -24,7 +27,10 @@ typedef struct PathTraceParams {
   float p_max;          /* P_max of Eq. 7 */
   float gaze_x, gaze_y; /* the gaze point in pixels of the eye image */
   float inv_d_max;      /* 1 / d_max: largest distance from the gaze point to an image corner, in pixels */
-  uint pad0, pad1;
+  /* > 0: each contribution a path brings after its first diffuse bounce is scaled down to at most
+   * this radiance in its largest channel (fewer fireflies, biased: energy is lost); 0: off. */
+  float indirect_clamp;
+  uint pad1;
 } PathTraceParams;
 
 /* What one launch leaves for each pixel of each eye, written only by that pixel's work item.

@@ -1,6 +1,13 @@
 #include "master/cluster/cluster.h"
 
+#include <algorithm>
+
 namespace tessera::master {
+namespace {
+
+constexpr std::chrono::milliseconds kFirstHandshakeRetry{50}, kLastHandshakeRetry{1000};
+
+}  // namespace
 
 Cluster::Cluster(std::vector<net::HostPort> workers, LinkOptions options, std::shared_ptr<const SceneFile> scene,
                  std::chrono::milliseconds reconnect_interval)
@@ -8,13 +15,16 @@ Cluster::Cluster(std::vector<net::HostPort> workers, LinkOptions options, std::s
       options_(std::move(options)),
       scene_(std::move(scene)),
       reconnect_interval_(reconnect_interval),
-      links_(addresses_.size()) {
+      links_(addresses_.size()),
+      handshake_backoff_(addresses_.size(), kFirstHandshakeRetry),
+      was_ready_(addresses_.size(), false) {
   for (size_t i = 0; i < addresses_.size(); ++i) retry_timers_.push_back(std::make_unique<asio::steady_timer>(io_));
 }
 
 Cluster::~Cluster() { stop(); }
 
 void Cluster::start() {
+  startup_ends_ = std::chrono::steady_clock::now() + options_.startup_timeout;
   work_.emplace(io_.get_executor());
   thread_ = std::thread([this] { io_.run(); });
   asio::post(io_, [this] {
@@ -33,9 +43,25 @@ void Cluster::open_link(int worker) {
   link->connect();
 }
 
+bool Cluster::retry_handshake(const LinkEvent& event) {
+  const size_t worker = size_t(event.worker);
+  if (event.kind != LinkEvent::Kind::failed || !event.temporary || was_ready_[worker] || stopping_) return false;
+  const auto delay = handshake_backoff_[worker];
+  if (std::chrono::steady_clock::now() + delay >= startup_ends_) return false;
+  handshake_backoff_[worker] = std::min(delay * 2, kLastHandshakeRetry);
+  auto& timer = *retry_timers_[worker];
+  timer.expires_after(delay);
+  timer.async_wait([this, worker](const asio::error_code& ec) {
+    if (!ec) open_link(int(worker));
+  });
+  return true;
+}
+
 void Cluster::on_event(LinkEvent event) {
   const bool gone = event.kind == LinkEvent::Kind::failed || event.kind == LinkEvent::Kind::lost;
   const int worker = event.worker;
+  if (event.kind == LinkEvent::Kind::ready) was_ready_[size_t(worker)] = true;
+  if (retry_handshake(event)) return;
   events_.push(std::move(event));
   if (!gone || stopping_ || reconnect_interval_.count() == 0) return;
   auto& timer = *retry_timers_[size_t(worker)];

@@ -37,6 +37,7 @@ class Cluster {
  private:
   void open_link(int worker);           // io thread
   void on_event(LinkEvent event);       // io thread
+  bool retry_handshake(const LinkEvent& event);  // io thread: true when the failure is retried
 
   std::vector<net::HostPort> addresses_;
   LinkOptions options_;
@@ -48,6 +49,9 @@ class Cluster {
   std::mutex mutex_;  // links_ is replaced on the io thread and read by send()/drop()
   std::vector<std::shared_ptr<WorkerLink>> links_;
   std::vector<std::unique_ptr<asio::steady_timer>> retry_timers_;
+  std::vector<std::chrono::milliseconds> handshake_backoff_;  // per worker, doubles per temporary failure
+  std::vector<bool> was_ready_;
+  std::chrono::steady_clock::time_point startup_ends_;
   EventQueue<LinkEvent> events_;
   bool stopping_ = false;
 };

@@ -18,6 +18,10 @@ struct LinkEvent {
   Kind kind = Kind::message;
   int worker = -1;
   std::string reason;            // failed / lost
+  // failed: the connection broke during the handshake for a reason that may pass (the worker
+  // was busy, gave the slot to a newer connection, or the handshake timed out), not a refusal
+  // for good; Cluster tries again at once while the start-up time lasts.
+  bool temporary = false;
   wire::WorkerInfo info;         // ready
   wire::SceneStatus scene;       // ready
   bool pushed = false;           // ready: the scene had to be pushed

@@ -3,6 +3,7 @@
 #include "common/base/hash.h"
 #include "common/net/auth.h"
 #include "common/net/message_limits.h"
+#include "common/net/peer_text.h"
 #include "common/net/protocol.h"
 
 namespace tessera::master {
@@ -57,16 +58,12 @@ void WorkerLink::connect() {
 
 void WorkerLink::connected(asio::ip::tcp::socket socket) {
   connection_ = net::Connection::create(std::move(socket));
-  state_ = State::await_challenge;
+  state_ = State::handshake;
   auto self = shared_from_this();
   connection_->start([self](wire::Envelope& m) { self->on_message(m); }, [self](const std::string& r) { self->on_closed(r); });
   connection_->set_deadline(options_.handshake_timeout, "no handshake within the time limit");
-  master_nonce_ = net::random_nonce();
-  wire::Envelope hello;
-  hello.mutable_hello()->set_protocol_version(net::kProtocolVersion);
-  hello.mutable_hello()->set_nonce(master_nonce_);
-  hello.mutable_hello()->set_client_name(options_.client_name);
-  connection_->send(hello);
+  handshake_.emplace(options_.secret, options_.client_name);
+  connection_->send(handshake_->hello());
 }
 
 void WorkerLink::send(const wire::Envelope& message) {
@@ -96,58 +93,20 @@ void WorkerLink::refuse(const std::string& reason) {
 }
 
 void WorkerLink::on_message(wire::Envelope& message) {
+  if (state_ == State::handshake) return handle_handshake(message);
   const auto body = message.body_case();
   if (body == wire::Envelope::kRefused) {
-    failure_ = "refused by the worker: " + message.refused().reason();
+    failure_ = "refused by the worker: " + net::printable_peer_text(message.refused().reason());
     return connection_->close(failure_);
   }
   if (body == wire::Envelope::kError && (state_ != State::ready || message.error().fatal())) {
-    failure_ = "the worker reports: " + message.error().message();
+    failure_ = "the worker reports: " + net::printable_peer_text(message.error().message());
     return connection_->close(failure_);
   }
   const auto expect = [&](wire::Envelope::BodyCase wanted) {
     if (body != wanted) throw ProtocolError("expected " + net::body_name(wanted) + ", got " + net::body_name(message));
   };
   switch (state_) {
-    case State::await_challenge: {
-      expect(wire::Envelope::kChallenge);
-      const auto& c = message.challenge();
-      if (c.protocol_version() != net::kProtocolVersion)
-        return refuse("protocol version mismatch: the worker speaks version " + std::to_string(c.protocol_version()) +
-                      ", this master speaks version " + std::to_string(net::kProtocolVersion));
-      if (c.nonce().size() != net::kNonceBytes ||
-          !net::check_proof(options_.secret, net::Role::worker, net::kProtocolVersion, master_nonce_, c.nonce(), c.proof()))
-        return refuse("authentication failed: the worker does not know this master's shared secret (wrong secret file?)");
-      wire::Envelope proof;
-      proof.mutable_proof()->set_proof(
-          net::make_proof(options_.secret, net::Role::master, net::kProtocolVersion, master_nonce_, c.nonce()));
-      connection_->send(proof);
-      state_ = State::await_welcome;
-      return;
-    }
-    case State::await_welcome: {
-      if (body == wire::Envelope::kHeartbeat) return;
-      expect(wire::Envelope::kWelcome);
-      info_ = message.welcome().info();
-      connection_->cancel_deadline();
-      connection_->set_frame_limit(net::kMaxFrameBytes);
-      connection_->enable_heartbeats(options_.heartbeat_interval, options_.heartbeat_timeout, [] { return wire::Heartbeat{}; });
-      bool has_mode = false;
-      for (const auto& mode : info_.modes()) has_mode |= mode == options_.mode;
-      if (!has_mode) {
-        failure_ = "the worker does not implement render mode " + options_.mode;
-        return connection_->close(failure_);
-      }
-      wire::Envelope load;
-      load.mutable_load_scene()->set_content_hash(scene_->hash);
-      load.mutable_load_scene()->set_name(scene_->name);
-      load.mutable_load_scene()->set_size_bytes(scene_->bytes->size());
-      if (options_.prepare_vct) *load.mutable_load_scene()->mutable_prepare_vct() = *options_.prepare_vct;
-      connection_->send(load);
-      connection_->set_deadline(options_.scene_timeout, "the scene was not ready within the time limit");
-      state_ = State::await_scene;
-      return;
-    }
     case State::await_scene:
     case State::pushing: {
       if (body == wire::Envelope::kHeartbeat) return;
@@ -160,7 +119,8 @@ void WorkerLink::on_message(wire::Envelope& message) {
         return push_chunk(0);
       }
       if (status.state() != wire::SceneStatus::READY) {
-        failure_ = "the worker cannot load the scene: " + (status.message().empty() ? std::string("no reason given") : status.message());
+        failure_ = "the worker cannot load the scene: " +
+                   (status.message().empty() ? std::string("no reason given") : net::printable_peer_text(status.message(), 1000));
         return connection_->close(failure_);
       }
       connection_->cancel_deadline();
@@ -181,14 +141,53 @@ void WorkerLink::on_message(wire::Envelope& message) {
       LinkEvent event;
       event.kind = LinkEvent::Kind::message;
       event.worker = index_;
-      event.wire_bytes = message.ByteSizeLong() + 4;
+      event.wire_bytes = message.ByteSizeLong() + 4 + net::kSealTagBytes;
       event.message = std::move(message);
       sink_(std::move(event));
       return;
     }
     case State::connecting:
+    case State::handshake:
     case State::closed: return;
   }
+}
+
+void WorkerLink::handle_handshake(const wire::Envelope& message) {
+  net::HandshakeStep step = handshake_->on_message(message);
+  switch (step.kind) {
+    case net::HandshakeStep::Kind::wait: return;
+    case net::HandshakeStep::Kind::reply: return connection_->send(*step.message);
+    case net::HandshakeStep::Kind::refuse:
+      temporary_ = false;
+      return refuse(step.reason);
+    case net::HandshakeStep::Kind::peer_ended:
+      temporary_ = message.has_refused() ? message.refused().temporary() : message.has_error();
+      failure_ = step.reason;
+      return connection_->close(failure_);
+    case net::HandshakeStep::Kind::authenticated: return authenticated();
+  }
+}
+
+void WorkerLink::authenticated() {
+  connection_->seal_session(handshake_->session_keys(), net::Role::master);
+  info_ = handshake_->worker_info();
+  connection_->cancel_deadline();
+  connection_->set_frame_limit(net::kMaxFrameBytes);
+  connection_->enable_heartbeats(options_.heartbeat_interval, options_.heartbeat_timeout, [] { return wire::Heartbeat{}; });
+  bool has_mode = false;
+  for (const auto& mode : info_.modes()) has_mode |= mode == options_.mode;
+  if (!has_mode) {
+    failure_ = "the worker does not implement render mode " + options_.mode;
+    return connection_->close(failure_);
+  }
+  wire::Envelope load;
+  load.mutable_load_scene()->set_content_hash(scene_->hash);
+  load.mutable_load_scene()->set_name(scene_->name);
+  load.mutable_load_scene()->set_size_bytes(scene_->bytes->size());
+  if (options_.prepare_vct) *load.mutable_load_scene()->mutable_prepare_vct() = *options_.prepare_vct;
+  connection_->send(load);
+  connection_->set_deadline(options_.scene_timeout, "the scene was not ready within the time limit");
+  state_ = State::await_scene;
 }
 
 void WorkerLink::push_chunk(uint64_t offset) {
@@ -215,6 +214,7 @@ void WorkerLink::on_closed(const std::string& reason) {
   event.worker = index_;
   event.reason = failure_.empty() ? reason : failure_;
   event.kind = was == State::ready ? LinkEvent::Kind::lost : LinkEvent::Kind::failed;
+  event.temporary = was == State::handshake && temporary_;
   sink_(std::move(event));
 }
 

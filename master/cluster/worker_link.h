@@ -11,6 +11,7 @@
 
 #include "common/net/address.h"
 #include "common/net/connection.h"
+#include "common/net/handshake.h"
 #include "master/cluster/link_event.h"
 #include "master/cluster/scene_file.h"
 
@@ -22,6 +23,9 @@ struct LinkOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds scene_timeout{300000};  // push + load on the worker
+  // A worker whose handshake broke for a temporary reason (LinkEvent::temporary) is tried again
+  // within this time from Cluster::start, before the failure is reported.
+  std::chrono::milliseconds startup_timeout{60000};
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds heartbeat_timeout{5000};
   std::string mode = "raytrace";            // a worker must list it in WorkerInfo.modes
@@ -39,9 +43,11 @@ class WorkerLink : public std::enable_shared_from_this<WorkerLink> {
   void close(const std::string& reason);
 
  private:
-  enum class State { connecting, await_challenge, await_welcome, await_scene, pushing, ready, closed };
+  enum class State { connecting, handshake, await_scene, pushing, ready, closed };
   void connected(asio::ip::tcp::socket socket);
   void on_message(wire::Envelope& message);
+  void handle_handshake(const wire::Envelope& message);
+  void authenticated();
   void on_closed(const std::string& reason);
   void refuse(const std::string& reason);
   void push_chunk(uint64_t offset);
@@ -55,7 +61,10 @@ class WorkerLink : public std::enable_shared_from_this<WorkerLink> {
   Sink sink_;
   State state_ = State::connecting;
   std::string failure_;  // the first reason we know, reported instead of a vaguer later one
-  std::string master_nonce_;
+  // A failure in the handshake other than a refusal for good (wrong secret, other version):
+  // the worker may have been busy or have given our slot away, so trying again soon may work.
+  bool temporary_ = true;
+  std::optional<net::MasterHandshake> handshake_;
   wire::WorkerInfo info_;
   bool pushed_ = false;
   asio::ip::tcp::resolver resolver_;

@@ -5,6 +5,7 @@
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/net/discovery.h"
+#include "common/net/peer_text.h"
 #include "common/net/log.h"
 #include "master/cluster/cluster_file.h"
 #include "master/cluster/discovery.h"
@@ -58,21 +59,26 @@ std::vector<net::HostPort> worker_addresses(WorkerSourcesCli& cli) {
   return addresses;
 }
 
-std::vector<net::HostPort> discover_for_run(const WorkerSourcesCli& cli) {
+std::vector<net::HostPort> discover_for_run(const WorkerSourcesCli& cli, const std::string& secret) {
   DiscoveryOptions options;
   options.port = uint16_t(cli.discover_port);
   options.timeout = std::chrono::milliseconds(int64_t(cli.discover_timeout * 1000));
   options.enough = cli.discover_workers;
+  options.secret = secret;
   net::log_info("listening for worker beacons on UDP port " + std::to_string(options.port) + " for up to " +
                 std::to_string(cli.discover_timeout).substr(0, 4) + " s");
   const DiscoveryResult found = discover_workers(options);
   for (const auto& note : found.other_versions) net::log_warning("left out: " + note);
+  for (const auto& note : found.unproven) net::log_warning("left out (no handshake with the secret): " + note);
   if (found.workers.empty())
-    throw Error("no worker beacon heard on UDP port " + std::to_string(options.port) + " within " +
-                std::to_string(cli.discover_timeout).substr(0, 4) + " s (workers need --beacon)");
+    throw Error(found.unproven.empty()
+                    ? "no worker beacon heard on UDP port " + std::to_string(options.port) + " within " +
+                          std::to_string(cli.discover_timeout).substr(0, 4) + " s (workers need --beacon)"
+                    : "no worker heard on UDP port " + std::to_string(options.port) + " passed the handshake with this secret");
   std::vector<net::HostPort> addresses;
   for (const auto& w : found.workers) {
-    net::log_info("discovered '" + w.name + "' at " + w.address.text() + (w.device.empty() ? "" : " (" + w.device + ")"));
+    net::log_info("discovered '" + net::printable_peer_text(w.name) + "' at " + w.address.text() +
+                  (w.device.empty() ? "" : " (" + net::printable_peer_text(w.device) + ")"));
     addresses.push_back(w.address);
   }
   return addresses;

@@ -26,9 +26,10 @@ void add_worker_source_options(CLI::App& app, WorkerSourcesCli& cli);
 // Error with one clear line when the sources are missing, ambiguous or invalid.
 std::vector<net::HostPort> worker_addresses(WorkerSourcesCli& cli);
 
-// --discover: listens for beacons, logs each worker heard (and those speaking another protocol
-// version), and returns them. Throws Error when none was heard.
-std::vector<net::HostPort> discover_for_run(const WorkerSourcesCli& cli);
+// --discover: listens for beacons and puts each worker heard through the handshake with `secret`;
+// logs and returns those that passed (and logs those that did not, or speak another protocol
+// version). Throws Error when none passed.
+std::vector<net::HostPort> discover_for_run(const WorkerSourcesCli& cli, const std::string& secret);
 
 // --print-cluster: the cluster file as tab-separated lines (master/cluster/cluster_file.h) on stdout.
 void print_cluster(const WorkerSourcesCli& cli);

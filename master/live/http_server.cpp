@@ -68,6 +68,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   std::deque<std::string> texts_;
   std::shared_ptr<const std::string> frame_, frame_in_flight_;
   uint64_t frame_id_ = 0, frame_in_flight_id_ = 0;
+  uint64_t newest_frame_id_ = 0;  // frames queued are never older than this one
   std::string text_in_flight_;
   std::optional<websocket::close_reason> close_;
   bool writing_ = false, closing_ = false, open_ = false, done_ = false;
@@ -253,7 +254,8 @@ void WsSession::queue_text(std::string message) {
 }
 
 void WsSession::queue_frame(uint64_t frame_id, std::shared_ptr<const std::string> frame) {
-  if (closing_ || done_) return;
+  if (closing_ || done_ || frame_id <= newest_frame_id_) return;
+  newest_frame_id_ = frame_id;
   if (frame_) {  // the page is slow: it gets the newest frame, not every one
     server_.skipped++;
     if (open_) server_.handler.frame_done(id_, frame_id_, false);
@@ -377,6 +379,13 @@ void HttpServer::broadcast_text(std::string message) {
 void HttpServer::broadcast_frame(uint64_t frame_id, std::shared_ptr<const std::string> message) {
   asio::post(impl_->io, [this, frame_id, message = std::move(message)] {
     for (auto& [id, session] : impl_->sessions) session->queue_frame(frame_id, message);
+  });
+}
+
+void HttpServer::send_frame(uint64_t connection, uint64_t frame_id, std::shared_ptr<const std::string> message) {
+  asio::post(impl_->io, [this, connection, frame_id, message = std::move(message)] {
+    const auto it = impl_->sessions.find(connection);
+    if (it != impl_->sessions.end()) it->second->queue_frame(frame_id, message);
   });
 }
 

@@ -47,6 +47,9 @@ class HttpServer {
   void send_text(uint64_t connection, std::string message);
   void broadcast_text(std::string message);
   void broadcast_frame(uint64_t frame_id, std::shared_ptr<const std::string> message);
+  // A connection gets a frame no older than one it already got (a frame sent to it alone, e.g. the
+  // newest one for a page that just came, may cross a broadcast of the same frame).
+  void send_frame(uint64_t connection, uint64_t frame_id, std::shared_ptr<const std::string> message);
   size_t connections() const;
   uint64_t frames_skipped() const;  // replaced before they could be sent, all connections
 

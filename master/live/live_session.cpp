@@ -8,6 +8,7 @@
 #include "master/frame/sample_accumulator.h"
 #include "master/live/frame_message.h"
 #include "master/live/jpeg_codec.h"
+#include "master/session/mode_options.h"
 
 namespace tessera::master::live {
 namespace {
@@ -107,6 +108,8 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
     c.client = hello->client;
     if (hello->drive && driver_ == 0) driver_ = connection;
     server_->send_text(connection, session_message(driver_ == connection).dump());
+    // The view as it is now, not an empty one until the pose moves.
+    if (newest_frame_) server_->send_frame(connection, newest_frame_id_, newest_frame_);
     return;
   }
   if (std::holds_alternative<TakeControl>(parsed)) {
@@ -153,7 +156,7 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
 
 void LiveSession::apply_change(const SettingsChange& change) {
   SessionOptions o = pending_ ? *pending_ : current_;
-  if (change.mode) o.mode = *change.mode;
+  if (change.mode) select_mode(o, *change.mode);  // its parameters came from the command line (mode_options)
   if (change.spp) o.pathtrace.set_spp(*change.spp);
   if (change.preset) o.vct.set_preset(*change.preset);
   if (change.tile) o.tile_size = *change.tile;
@@ -208,6 +211,9 @@ void LiveSession::frame_completed(const CompletedFrame& frame) {
   job.header = {{"type", "frame"},
                 {"frame", frame.record.frame_id},
                 {"pose_id", frame.pose.id},
+                {"position", {frame.pose.pose.position[0], frame.pose.pose.position[1], frame.pose.pose.position[2]}},
+                {"orientation",
+                 {frame.pose.pose.orientation[0], frame.pose.pose.orientation[1], frame.pose.pose.orientation[2], frame.pose.pose.orientation[3]}},
                 {"eyes", grid.eyes()},
                 {"width", grid.width()},
                 {"height", grid.height()},
@@ -298,6 +304,8 @@ void LiveSession::encode_loop() {
         while (queued_at_.size() > kPoseMemory) queued_at_.erase(queued_at_.begin());
         ++frames_sent_;
         last_samples_ = samples;
+        newest_frame_id_ = newest.frame_id;
+        newest_frame_ = message;
       }
       server_->broadcast_frame(newest.frame_id, std::move(message));
       if (newest.accumulate && first_of_pose) accumulate(newest);  // keeps the image aside, no work
@@ -421,6 +429,7 @@ json LiveSession::session_message(bool drives) const {
           {"role", drives ? "drive" : "watch"},
           {"scene",
            {{"name", scene_.name},
+            {"units_per_meter", m.scene_scale() > 0.0f ? m.scene_scale() : 1.0f},
             {"bounds", {vec3(m.bounds().min()), vec3(m.bounds().max())}},
             {"camera", {{"position", vec3(c.position())}, {"orientation", {c.qw(), c.qx(), c.qy(), c.qz()}}, {"fov", fov}}}}},
           {"size", {current_.width, current_.height}},

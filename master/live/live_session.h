@@ -102,6 +102,8 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   std::deque<Clock::time_point> recent_frames_;
   uint64_t frames_sent_ = 0, last_fresh_pose_ = 0;
   uint32_t last_samples_ = 0;
+  uint64_t newest_frame_id_ = 0;  // the last frame message sent, for pages that come later
+  std::shared_ptr<const std::string> newest_frame_;
 
   std::vector<WorkerState> workers_;  // session thread
   std::deque<WorkerLoad> recent_load_;

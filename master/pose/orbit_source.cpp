@@ -9,7 +9,7 @@ namespace tessera::master {
 
 OrbitSource::OrbitSource(const tpk::Manifest& scene, unsigned frames_per_revolution, float scale)
     : period_(std::max(1u, frames_per_revolution)) {
-  if (!(scale > 0.0f && scale <= 1.0f)) throw Error("orbit scale must lie in (0, 1]");
+  if (!(scale > 0.0f && scale <= 100.0f)) throw Error("orbit scale must lie in (0, 100]");
   const auto& b = scene.bounds();
   const std::array<float, 3> lo{b.min().x(), b.min().y(), b.min().z()}, hi{b.max().x(), b.max().y(), b.max().z()};
   for (int i = 0; i < 3; ++i) {

@@ -1,7 +1,7 @@
 #pragma once
 // A generated orbit: the camera circles the centre of the scene's bounds on a horizontal ellipse
-// inside them (radii a share of the half extents), looking at the centre; it starts on the side
-// of the default camera.
+// inside them (radii a share of the half extents; a share above 1 leaves them), looking at the
+// centre; it starts on the side of the default camera. TurntableSource stays outside.
 #include "master/pose/pose_source.h"
 
 namespace tessera::master {

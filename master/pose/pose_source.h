@@ -1,6 +1,6 @@
 #pragma once
-// Where head poses come from: a trajectory file, a generated orbit, the scene's fixed camera, or
-// a live UDP stream.
+// Where head poses come from: a trajectory file, a generated orbit or turntable, the scene's fixed
+// camera, or a live UDP stream.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -40,11 +40,15 @@ class PoseSource {
 
 struct PoseSourceOptions {
   double udp_timeout_seconds = 10;  // UDP: wait this long for the first pose, and end after this long silent
-  unsigned orbit_frames = 36;       // orbit: poses per revolution
-  float orbit_scale = 0.3f;         // orbit: ellipse radii as a share of the scene's half extents
+  unsigned orbit_frames = 36;       // orbit, turntable: poses per revolution
+  // orbit: ellipse radii as a share of the scene's half extents (> 1 leaves the bounds);
+  // turntable: distance as a share of the one that frames the bounds (1 by default)
+  float orbit_scale = 0.3f;
+  float vertical_fov_degrees = 0;   // turntable framing; 0: the scene camera's
 };
 
-// `spec`: a file path, "orbit", "camera", or "udp://HOST:PORT". Throws Error naming the problem.
+// `spec`: a file path, "orbit", "turntable", "camera", or "udp://HOST:PORT". Throws Error naming
+// the problem.
 std::unique_ptr<PoseSource> make_pose_source(const std::string& spec, const tpk::Manifest& scene, const PoseSourceOptions& options);
 
 }  // namespace tessera::master

@@ -51,8 +51,9 @@ void TileScheduler::record_speed(int worker, double tiles_per_second) {
   w.speed = w.speed > 0 ? 0.5 * w.speed + 0.5 * tiles_per_second : tiles_per_second;
 }
 
-void TileScheduler::open_frame(uint64_t id, uint32_t tile_count) {
+void TileScheduler::open_frame(uint64_t id, uint32_t tile_count, std::set<int> excluded) {
   Frame& frame = frames_[id];
+  frame.excluded = std::move(excluded);
   frame.count = tile_count;
   frame.holder.assign(tile_count, -1);
   frame.done.assign(tile_count, 0);
@@ -79,12 +80,17 @@ void TileScheduler::send(const Batch& batch) {
   }
 }
 
+bool TileScheduler::can_render(const Frame& frame, int worker) const {
+  const auto it = workers_.find(worker);
+  return it != workers_.end() && it->second.ready && !frame.excluded.contains(worker);
+}
+
 void TileScheduler::deal(uint64_t id, std::vector<uint32_t> tiles, Batch& batch) {
   std::vector<int> ready;
   std::vector<double> weight;
   bool measured = policy_.balance == Balance::measured;
   for (const auto& [index, w] : workers_)
-    if (w.ready) {
+    if (can_render(frames_[id], index)) {
       ready.push_back(index);
       weight.push_back(w.speed);
       measured &= w.speed > 0;
@@ -111,7 +117,9 @@ void TileScheduler::place_pending() {
   Batch batch;
   if (policy_.schedule == Schedule::static_split) {
     for (auto& [id, frame] : frames_) {
-      if (frame.pending.empty() || ready_workers() == 0) continue;
+      if (frame.pending.empty() ||
+          std::none_of(workers_.begin(), workers_.end(), [&](const auto& w) { return can_render(frame, w.first); }))
+        continue;
       std::vector<uint32_t> tiles(frame.pending.begin(), frame.pending.end());
       frame.pending.clear();
       deal(id, std::move(tiles), batch);
@@ -122,7 +130,8 @@ void TileScheduler::place_pending() {
       progress = false;
       for (auto& [index, w] : workers_) {
         if (!w.ready || w.outstanding >= policy_.inflight) continue;
-        auto it = std::find_if(frames_.begin(), frames_.end(), [](const auto& f) { return !f.second.pending.empty(); });
+        auto it = std::find_if(frames_.begin(), frames_.end(),
+                               [&](const auto& f) { return !f.second.pending.empty() && !f.second.excluded.contains(index); });
         if (it == frames_.end()) break;
         const auto chosen = pick(it->second.pending, index);
         const uint32_t tile = *chosen;

@@ -59,7 +59,9 @@ class TileScheduler {
   // Another schedule, depth or balance (a live settings change); only while no frame is open.
   void set_policy(SchedulerPolicy policy);
 
-  void open_frame(uint64_t frame, uint32_t tile_count);
+  // `excluded`: workers that cannot render this frame (they lack a feature it needs); its tiles
+  // wait for another worker.
+  void open_frame(uint64_t frame, uint32_t tile_count, std::set<int> excluded = {});
   enum class Receipt { accepted, duplicate, unknown_frame };
   Receipt tile_done(int worker, uint64_t frame, uint32_t tile);
   // Forgets the frame; workers still holding its tiles are told to drop them.
@@ -91,6 +93,7 @@ class TileScheduler {
     std::vector<int> holder;
     std::vector<uint8_t> done;
     std::set<int> requested;  // workers that got this frame's FrameRequest on their current connection
+    std::set<int> excluded;   // workers not to be given its tiles
     uint32_t assigned = 0, reassigned = 0;
   };
   using Batch = std::map<std::pair<int, uint64_t>, std::vector<uint32_t>>;
@@ -99,6 +102,7 @@ class TileScheduler {
   void send(const Batch& batch);
   void deal(uint64_t frame, std::vector<uint32_t> tiles, Batch& batch);  // static split over ready workers
   void place_pending();                                                   // after any change
+  bool can_render(const Frame& frame, int worker) const;                  // ready and not excluded
   std::deque<uint32_t>::iterator pick(std::deque<uint32_t>& pending, int worker);  // dynamic: the tile it takes
 
   SchedulerPolicy policy_;

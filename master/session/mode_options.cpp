@@ -25,6 +25,10 @@ void add_mode_options(CLI::App& app, ModeCli& c) {
   app.add_option("--launch-samples", c.launch_samples,
                  "pathtrace: samples per pixel of one device launch (0: the worker's automatic choice, as tessera-render)")
       ->capture_default_str()->check(CLI::Range(0u, 4096u));
+  app.add_option("--clamp", c.clamp,
+                 "pathtrace: clamp the radiance of contributions after the first diffuse bounce to X (fewer fireflies, "
+                 "biased; 0: off, as in the paper's benchmarks)")
+      ->capture_default_str()->check(CLI::Range(0.0f, 1e30f));
   app.add_flag("--no-reproject", c.no_reproject, "pathtrace proposed: leave out the reprojection to the other eye");
   app.add_flag("--no-gaze-stop", c.no_gaze_stop, "pathtrace proposed: leave out the gaze-based stop (Eq. 7)");
   app.add_flag("--no-median", c.no_median, "pathtrace proposed: leave out the median filter");
@@ -43,20 +47,22 @@ void add_mode_options(CLI::App& app, ModeCli& c) {
 void apply_mode_options(const CLI::App& app, const std::string& mode, const ModeCli& c, SessionOptions& options) {
   if (mode != "raytrace" && mode != "pathtrace" && mode != "vct")
     throw UsageError("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");
+  const bool live = app.get_option_no_throw("--serve") && app.count("--serve") > 0;  // the page may switch to any mode
   for (const char* option : {"--spp", "--pt-variant", "--depth-threshold", "--p-max", "--rr-depth", "--median-max-spp",
-                             "--launch-samples", "--no-reproject", "--no-gaze-stop", "--no-median", "--stop-compensate",
+                             "--launch-samples", "--clamp", "--no-reproject", "--no-gaze-stop", "--no-median", "--stop-compensate",
                              "--visibility-ray"})
-    if (mode != "pathtrace" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode pathtrace");
+    if (mode != "pathtrace" && !live && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode pathtrace");
   for (const char* option : {"--vct-grid", "--vct-preset", "--shadow-cone", "--vct-solid", "--vct-output", "--vct-cone-offset",
                              "--move-light"})
-    if (mode != "vct" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode vct");
-  options.mode = mode;
-  options.policy.tile_affinity = mode == "pathtrace";  // tiles stay on the worker that accumulates them
+    if (mode != "vct" && !live && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode vct");
+  select_mode(options, mode);
   options.stereo = c.stereo || options.ipd > 0;
   if (c.stereo && app.count("--ipd") == 0) options.ipd = -1.0f;  // the scene's default, once it is loaded
   if (!c.gaze.empty()) options.gaze = parse_gaze(c.gaze);
 
-  if (mode == "pathtrace") {
+  // Every mode's parameters are filled, not only --mode's: a live session switches modes and gets
+  // each one's as this command line sets them.
+  {
     wire::PathtraceParams& p = options.pathtrace;
     if (c.pt_variant != "plain" && c.pt_variant != "proposed")
       throw UsageError("unknown --pt-variant '" + c.pt_variant + "' (expected plain or proposed)");
@@ -75,10 +81,11 @@ void apply_mode_options(const CLI::App& app, const std::string& mode, const Mode
     p.set_no_median(c.no_median);
     p.set_stop_compensate(c.stop_compensate);
     p.set_visibility_ray(c.visibility_ray);
+    p.set_indirect_clamp(c.clamp);
     p.set_exposure(options.raytrace.exposure());
     p.set_seed(options.raytrace.seed());
   }
-  if (mode == "vct") {
+  {
     wire::VctParams& v = options.vct;
     if (app.count("--vct-grid") > 0) {
       validate_vct_grid(c.vct_grid);
@@ -106,6 +113,11 @@ void apply_mode_options(const CLI::App& app, const std::string& mode, const Mode
     }
     v.set_exposure(options.raytrace.exposure());
   }
+}
+
+void select_mode(SessionOptions& options, const std::string& mode) {
+  options.mode = mode;
+  options.policy.tile_affinity = mode == "pathtrace";  // tiles stay on the worker that accumulates them
 }
 
 }  // namespace tessera::master

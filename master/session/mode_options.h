@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "kernels/integrators/pathtrace_params.h"
 #include "master/session/session_options.h"
 
 namespace tessera::master {
@@ -14,6 +15,7 @@ struct ModeCli {
   std::string gaze;
   // pathtrace
   unsigned spp = 16, depth_threshold = 1, rr_depth = 3, median_max_spp = 16, launch_samples = 0;  // 0: automatic
+  float clamp = TS_PT_INTERACTIVE_CLAMP;  // pathtrace: indirect radiance clamp, on for live viewing (0: off)
   float p_max = 0.9f;
   std::string pt_variant = "proposed";
   bool no_reproject = false, no_gaze_stop = false, no_median = false, stop_compensate = false, visibility_ray = false;
@@ -29,9 +31,14 @@ struct ModeCli {
 // which tessera-master declares itself).
 void add_mode_options(CLI::App& app, ModeCli& cli);
 
-// Checks `mode` and the options given with it (a pathtrace option needs --mode pathtrace, ...) and
-// fills options.mode, stereo, gaze and the mode's parameters. options.raytrace must already hold
+// Checks `mode` and the options given with it (a pathtrace option needs --mode pathtrace, ..., except
+// with --serve, where the page switches modes) and
+// fills options.mode, stereo, gaze and the parameters of every mode (the options given, else their
+// defaults), so that a live session can switch modes with what the command line set. options.raytrace must already hold
 // --max-depth, --light-samples and --exposure. Throws Error with one clear line.
 void apply_mode_options(const CLI::App& app, const std::string& mode, const ModeCli& cli, SessionOptions& options);
+
+// Makes `mode` the one rendered, with what goes with it (pathtrace keeps tiles on their worker).
+void select_mode(SessionOptions& options, const std::string& mode);
 
 }  // namespace tessera::master

@@ -8,6 +8,7 @@
 #include "common/base/hash.h"
 #include "common/base/version.h"
 #include "common/net/log.h"
+#include "common/net/protocol.h"
 #include "common/render/stereo.h"
 #include "master/cluster/worker_version.h"
 #include "master/session/live_view.h"
@@ -59,7 +60,8 @@ void RenderSession::apply_pending_options() {
                                 options->policy.inflight != options_.policy.inflight ||
                                 options->policy.balance != options_.policy.balance || options->tile_size != options_.tile_size ||
                                 options->width != options_.width || options->height != options_.height ||
-                                options->stereo != options_.stereo;
+                                options->stereo != options_.stereo || options->policy.tile_affinity != options_.policy.tile_affinity;
+    previous_options_ = options_;
     apply_options(std::move(*options));
     if (policy_changed) scheduler_.set_policy(options_.policy);
   } catch (const std::exception& e) {
@@ -219,8 +221,27 @@ bool RenderSession::open_next_frame() {
   frame.record.pose_time = pose->time;
   frame.record.tiles = units;
   frame.record.workers.resize(workers_.size());
-  scheduler_.open_frame(id, units);
+  scheduler_.open_frame(id, units, lacking_features(r));
   return true;
+}
+
+// A live frame with eye views or a jittered sample goes only to workers that render them; an older
+// worker would render the head pose at pixel centres instead, a wrong image in the mix.
+std::set<int> RenderSession::lacking_features(const wire::FrameRequest& request) {
+  std::set<int> lacking;
+  const bool views = request.eye_views_size() > 0, jitter = request.aa_sample() > 0;
+  if (!views && !jitter) return lacking;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    WorkerView& w = workers_[i];
+    const char* missing = views && !w.eye_views ? net::kEyeViewsFeature : jitter && !w.aa_sample ? net::kAaSampleFeature : nullptr;
+    if (!missing) continue;
+    lacking.insert(int(i));
+    if (w.ready && !w.told_missing_features) {
+      w.told_missing_features = true;
+      net::log_warning(w.name + " does not list the " + missing + " feature: it is given no live XR or jittered frames");
+    }
+  }
+  return lacking;
 }
 
 void RenderSession::request_tiles(int worker, uint64_t frame_id, const std::vector<uint32_t>& tiles) {
@@ -280,6 +301,11 @@ void RenderSession::handle(LinkEvent& event) {
         const std::string& host = cluster_.address(index).host;
         w.loopback = host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
       }
+      {
+        const auto& features = event.info.features();
+        w.eye_views = std::find(features.begin(), features.end(), net::kEyeViewsFeature) != features.end();
+        w.aa_sample = std::find(features.begin(), features.end(), net::kAaSampleFeature) != features.end();
+      }
       choose_encoding(index);
       char load[64];
       std::snprintf(load, sizeof load, "%.0f ms", event.scene.load_ms());
@@ -334,9 +360,23 @@ void RenderSession::handle(LinkEvent& event) {
       return;
     }
     case wire::Envelope::kError:
+      if (m.error().code() == wire::ErrorMessage::BAD_REQUEST && m.error().frame_id() != 0)
+        return refuse_frame(index, m.error().frame_id(), m.error().message());
       return drop(index, "error from the worker: " + m.error().message());
     default: return;
   }
+}
+
+// A worker that refuses a frame's parameters is well: any worker would refuse them, so the frame is
+// skipped, and in a live session the settings that made it go back to the ones before.
+void RenderSession::refuse_frame(int worker, uint64_t frame_id, const std::string& why) {
+  if (open_.find(frame_id) == open_.end()) return;  // another worker refused it first
+  abandon_frame(frame_id, workers_[size_t(worker)].name + " refused it: " + why);
+  if (!observer_ || !previous_options_) return;
+  apply_options(std::move(*previous_options_));
+  previous_options_.reset();
+  scheduler_.set_policy(options_.policy);
+  observer_->settings_rejected(why);
 }
 
 void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wire_bytes, Clock::time_point received) {
@@ -481,6 +521,7 @@ void RenderSession::tune_inflight() {
 }
 
 void RenderSession::finish_frame(uint64_t frame_id) {
+  previous_options_.reset();  // the workers took the settings in force
   auto it = open_.find(frame_id);
   OpenFrame& frame = it->second;
   const auto now = Clock::now();

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "common/base/progress.h"
@@ -62,6 +63,8 @@ class RenderSession final : private ScheduleOutput {
     Clock::time_point last_progress;
     wire::TileEncoding encoding = wire::ZSTD_RGBA8;  // what its link gets (--compression auto: by measurement)
     bool loopback = false;
+    bool eye_views = false, aa_sample = false;  // the live view features it lists (WorkerInfo.features)
+    bool told_missing_features = false;         // its one warning about live frames it is not given
     double link_bytes_per_ms = 0;  // measured on its tiles (moving average)
     double zstd_ratio = 0;         // wire bytes / pixel bytes of its zstd tiles (moving average)
     double codec_ms_per_mb = 0;    // encode + decode per MB of pixels (moving average)
@@ -77,6 +80,7 @@ class RenderSession final : private ScheduleOutput {
   void apply_pending_options();
   void supersede_refinements();
   bool open_next_frame();
+  std::set<int> lacking_features(const wire::FrameRequest& request);  // workers that cannot render it
   void handle(LinkEvent& event);
   void handle_tile(int worker, wire::TileResult& tile, uint64_t wire_bytes, Clock::time_point received);
   void handle_composited(const LinkEvent& event);
@@ -87,12 +91,14 @@ class RenderSession final : private ScheduleOutput {
   void abandon_frame(uint64_t frame_id, const std::string& why, bool superseded = false);
   void check_deadlines();
   void drop(int worker, const std::string& reason);
+  void refuse_frame(int worker, uint64_t frame_id, const std::string& why);  // Error BAD_REQUEST
   void update_status();
   std::string failures() const;
   RunSummary summary() const;
   void write_stats_file() const;
 
   SessionOptions options_;
+  std::optional<SessionOptions> previous_options_;  // before the last live change, until a frame completes with it
   Cluster& cluster_;
   const SceneFile& scene_;
   PoseSource& poses_;

@@ -94,7 +94,9 @@ class LiveCluster:
 
     def start_workers(self, count=2):
         self.secret = self.dir / 'secret'
-        self.secret.write_text('browser-test-secret\n')
+        self.secret.unlink(missing_ok=True)
+        subprocess.run([str(self.build / 'worker' / 'tessera-worker'), '--make-secret', str(self.secret)],
+                       check=True, stdout=subprocess.DEVNULL)
         for k in range(count):
             name = f'w{k + 1}'
             port_file = self.dir / f'{name}.port'

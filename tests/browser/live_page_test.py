@@ -3,11 +3,13 @@
 
     live_page_test.py --build B --source S --shared D [--artifacts A] CASE
 
-CASE is one of the functions named case_* below. Exit status 0 passed, 1 failed, 77 skipped (no
+D holds the shared scenes; $TESSERA_SHARED_DIR, when set at run time, takes its place (as for the
+other tests). CASE is one of the functions named case_* below. Exit status 0 passed, 1 failed, 77 skipped (no
 browser installed here)."""
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -448,12 +450,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--build', required=True)
     parser.add_argument('--source', required=True)
-    parser.add_argument('--shared', required=True)
+    parser.add_argument('--shared', required=True, help='the shared scenes, unless $TESSERA_SHARED_DIR is set')
     parser.add_argument('--artifacts', help='folder for the page screenshot')
     parser.add_argument('--keep', help='copy the session folder (logs, frames) here')
     parser.add_argument('case', choices=[name[5:] for name in globals() if name.startswith('case_')])
     args = parser.parse_args()
-    c = LiveCluster(args.build, args.source, args.shared, args.keep)
+    shared = os.environ.get('TESSERA_SHARED_DIR') or args.shared
+    c = LiveCluster(args.build, args.source, shared, args.keep)
     try:
         globals()['case_' + args.case](c, args)
     except Skip as skip:

@@ -139,6 +139,9 @@ PathTraceSettings pathtrace_settings(const wire::PathtraceParams& params) {
   pt.median = !params.no_median();
   pt.stop_compensate = params.stop_compensate();
   pt.visibility_ray = params.visibility_ray();
+  if (!(params.indirect_clamp() >= 0.0f && std::isfinite(params.indirect_clamp())))
+    throw Error("pathtrace indirect_clamp must be >= 0");
+  pt.indirect_clamp = params.indirect_clamp();
   return pt;
 }
 

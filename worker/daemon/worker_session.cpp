@@ -11,6 +11,7 @@
 #include "common/net/auth.h"
 #include "common/net/log.h"
 #include "common/net/message_limits.h"
+#include "common/net/peer_text.h"
 #include "common/net/protocol.h"
 #include "common/net/tile_codec.h"
 #include "worker/daemon/frame_setup.h"
@@ -38,6 +39,11 @@ uint64_t thread_cpu_us() {
 }
 
 }  // namespace
+
+net::LogBudget& peer_caused_log() {
+  static net::LogBudget budget(2, 20);  // 20 lines at once, 2 a second after that
+  return budget;
+}
 
 struct WorkerSession::Frame {
   enum class Mode { raytrace, pathtrace, vct };
@@ -67,11 +73,12 @@ struct WorkerSession::Frame {
 };
 
 WorkerSession::WorkerSession(std::shared_ptr<net::Connection> connection, WorkerContext context)
-    : connection_(std::move(connection)), context_(context) {}
+    : connection_(std::move(connection)), context_(context), handshake_(context.config.secret, context.config.name) {}
 
 WorkerSession::~WorkerSession() { abort_push(); }
 
-void WorkerSession::start(std::function<void(const std::string&)> on_closed) {
+void WorkerSession::start(Admit admit, std::function<void(const std::string&)> on_closed) {
+  admit_ = std::move(admit);
   on_closed_ = std::move(on_closed);
   connection_->set_deadline(context_.config.handshake_timeout, "no handshake within the time limit");
   connection_->set_read_pause_threshold(context_.config.send_backlog_bytes);
@@ -88,10 +95,11 @@ void WorkerSession::start(std::function<void(const std::string&)> on_closed) {
                      });
 }
 
-void WorkerSession::refuse(const std::string& reason) {
+void WorkerSession::refuse(const std::string& reason, bool temporary) {
   context_.counters.rejected++;
   wire::Envelope m;
   m.mutable_refused()->set_reason(reason);
+  m.mutable_refused()->set_temporary(temporary);
   connection_->send(m);
   connection_->close_after_flush("refused: " + reason);
 }
@@ -107,24 +115,13 @@ void WorkerSession::send_error(wire::ErrorMessage::Code code, const std::string&
 }
 
 void WorkerSession::on_message(wire::Envelope& message) {
+  if (!handshake_.done()) return handle_handshake(message);
   const auto body = message.body_case();
   if (body == wire::Envelope::kError) {  // informational from the master; fatal ones close the link
-    net::log_warning(peer() + " reports: " + message.error().message());
-    if (message.error().fatal()) connection_->close("the master ended the connection: " + message.error().message());
+    const std::string text = net::printable_peer_text(message.error().message());
+    peer_caused_log().warning(peer() + " reports: " + text);
+    if (message.error().fatal()) connection_->close("the master ended the connection: " + text);
     return;
-  }
-  switch (state_) {
-    case State::await_hello:
-      if (body != wire::Envelope::kHello) throw ProtocolError("expected hello, got " + net::body_name(message));
-      return handle_hello(message.hello());
-    case State::await_proof:
-      if (body == wire::Envelope::kRefused) {
-        context_.counters.rejected++;
-        return connection_->close("the master refused this worker: " + message.refused().reason());
-      }
-      if (body != wire::Envelope::kProof) throw ProtocolError("expected proof, got " + net::body_name(message));
-      return handle_proof(message.proof());
-    case State::ready: break;
   }
   switch (body) {
     case wire::Envelope::kHeartbeat: return;
@@ -150,32 +147,27 @@ void WorkerSession::on_message(wire::Envelope& message) {
   }
 }
 
-void WorkerSession::handle_hello(const wire::Hello& hello) {
-  if (hello.protocol_version() != net::kProtocolVersion)
-    return refuse("protocol version mismatch: the master speaks version " + std::to_string(hello.protocol_version()) +
-                  ", this worker speaks version " + std::to_string(net::kProtocolVersion));
-  if (hello.nonce().size() != net::kNonceBytes) throw ProtocolError("hello with a nonce of the wrong size");
-  master_nonce_ = hello.nonce();
-  worker_nonce_ = net::random_nonce();
-  wire::Envelope m;
-  auto& c = *m.mutable_challenge();
-  c.set_protocol_version(net::kProtocolVersion);
-  c.set_nonce(worker_nonce_);
-  c.set_proof(net::make_proof(context_.config.secret, net::Role::worker, net::kProtocolVersion, master_nonce_, worker_nonce_));
-  c.set_worker_name(context_.config.name);
-  connection_->send(m);
-  state_ = State::await_proof;
+void WorkerSession::handle_handshake(const wire::Envelope& message) {
+  net::HandshakeStep step = handshake_.on_message(message);
+  switch (step.kind) {
+    case net::HandshakeStep::Kind::wait: return;
+    case net::HandshakeStep::Kind::reply: return connection_->send(*step.message);
+    case net::HandshakeStep::Kind::refuse: return refuse(step.reason);
+    case net::HandshakeStep::Kind::peer_ended:
+      context_.counters.rejected++;
+      return connection_->close(step.reason);
+    case net::HandshakeStep::Kind::authenticated: {
+      const std::string busy = admit_ ? admit_() : std::string{};
+      if (!busy.empty()) return refuse(busy, true);
+      return welcome(std::move(*step.message));
+    }
+  }
 }
 
-void WorkerSession::handle_proof(const wire::Proof& proof) {
-  if (proof.proof().empty()) return refuse("authentication failed: the master sent no secret proof");
-  if (!net::check_proof(context_.config.secret, net::Role::master, net::kProtocolVersion, master_nonce_, worker_nonce_, proof.proof()))
-    return refuse("authentication failed: wrong shared secret");
-  state_ = State::ready;
+void WorkerSession::welcome(wire::Envelope m) {
   connection_->cancel_deadline();
   connection_->set_frame_limit(net::kMaxFrameBytes);
   context_.counters.connections++;
-  wire::Envelope m;
   auto& info = *m.mutable_welcome()->mutable_info();
   info.set_name(context_.config.name);
   info.set_device(context_.config.device_name);
@@ -191,6 +183,7 @@ void WorkerSession::handle_proof(const wire::Proof& proof) {
   info.set_max_scene_bytes(context_.config.max_scene_bytes);
   info.set_version(build_description());  // the same text as --version, without the program name
   connection_->send(m);
+  connection_->seal_session(handshake_.session_keys(), net::Role::worker);  // the welcome was the last frame in clear
   // Heartbeats only after the welcome: the master expects it as the next message.
   auto self = weak_from_this();
   connection_->enable_heartbeats(context_.config.heartbeat_interval, context_.config.heartbeat_timeout, [this, self] {

@@ -18,6 +18,8 @@
 
 #include "common/base/task_pool.h"
 #include "common/net/connection.h"
+#include "common/net/handshake.h"
+#include "common/net/log.h"
 #include "common/net/tile_grid.h"
 #include "worker/daemon/render_thread.h"
 #include "worker/daemon/scene_store.h"
@@ -38,12 +40,19 @@ struct WorkerContext {
   TaskPool* encoders = nullptr;  // tile encoding off the render thread (none: encoded on it)
 };
 
+// Lines that peers can cause (connections, refusals, their errors), throttled across all
+// connections so that no peer can flood the worker's log.
+net::LogBudget& peer_caused_log();
+
 class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public RenderWork {
  public:
+  // Asked once the master proved the secret: empty to admit it, else why it is turned away
+  // (the worker is busy: the master may try again later).
+  using Admit = std::function<std::string()>;
   WorkerSession(std::shared_ptr<net::Connection> connection, WorkerContext context);
   ~WorkerSession() override;
   // `on_closed` runs once, on the io thread, when the connection ends.
-  void start(std::function<void(const std::string& reason)> on_closed);
+  void start(Admit admit, std::function<void(const std::string& reason)> on_closed);
   void close(const std::string& reason) { connection_->close(reason); }
   const std::string& peer() const { return connection_->peer(); }
 
@@ -52,7 +61,6 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public
   struct Batch;
   struct Unit;
   using Clock = std::chrono::steady_clock;
-  enum class State { await_hello, await_proof, ready };
   struct Work {  // tiles of one request (or TileAssign), in order
     std::shared_ptr<Frame> frame;
     std::vector<uint32_t> tiles;
@@ -60,14 +68,14 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public
   };
 
   void on_message(wire::Envelope& message);
-  void handle_hello(const wire::Hello& hello);
-  void handle_proof(const wire::Proof& proof);
+  void handle_handshake(const wire::Envelope& message);
+  void welcome(wire::Envelope welcome);
   void handle_load_scene(const wire::LoadScene& load);
   void handle_scene_chunk(const wire::SceneChunk& chunk);
   void handle_frame_request(const wire::FrameRequest& request);
   void handle_tile_assign(const wire::TileAssign& assign);
   void handle_cancel(const wire::CancelFrame& cancel);
-  void refuse(const std::string& reason);
+  void refuse(const std::string& reason, bool temporary = false);
   void send_error(wire::ErrorMessage::Code code, const std::string& message, uint64_t frame_id);
   void queue_tiles(const std::shared_ptr<Frame>& frame, const google::protobuf::RepeatedField<uint32_t>& tiles);
   void load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file);
@@ -83,8 +91,8 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public
 
   std::shared_ptr<net::Connection> connection_;
   WorkerContext context_;
-  State state_ = State::await_hello;
-  std::string master_nonce_, worker_nonce_;
+  net::WorkerHandshake handshake_;
+  Admit admit_;
   std::function<void(const std::string&)> on_closed_;
 
   // Io thread only.

@@ -12,7 +12,7 @@ namespace tessera {
 bool AccumulationKey::operator==(const AccumulationKey& o) const {
   return std::memcmp(eyes, o.eyes, sizeof eyes) == 0 && eye_count == o.eye_count && gaze_x == o.gaze_x &&
          gaze_y == o.gaze_y && features == o.features && depth_threshold == o.depth_threshold && rr_depth == o.rr_depth &&
-         p_max == o.p_max && std::memcmp(&settings, &o.settings, sizeof settings) == 0;
+         p_max == o.p_max && indirect_clamp == o.indirect_clamp && std::memcmp(&settings, &o.settings, sizeof settings) == 0;
 }
 
 AccumulationKey make_key(const CameraParams* eyes, uint32_t eye_count, const PathTraceParams& pt,
@@ -26,6 +26,7 @@ AccumulationKey make_key(const CameraParams* eyes, uint32_t eye_count, const Pat
   k.depth_threshold = pt.depth_threshold;
   k.rr_depth = pt.rr_depth;
   k.p_max = pt.p_max;
+  k.indirect_clamp = pt.indirect_clamp;
   k.settings = settings;
   k.settings.exposure = 0.0f;
   return k;

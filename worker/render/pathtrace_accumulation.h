@@ -29,7 +29,7 @@ struct AccumulationKey {
   uint32_t eye_count = 0;
   float gaze_x = 0, gaze_y = 0;  // pixels
   uint32_t features = 0, depth_threshold = 0, rr_depth = 0;
-  float p_max = 0;
+  float p_max = 0, indirect_clamp = 0;
   RenderSettings settings{};  // exposure zeroed: it only scales the resolved pixels
   bool operator==(const AccumulationKey& other) const;
 };

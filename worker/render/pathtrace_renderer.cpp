@@ -86,12 +86,20 @@ PtVariant parse_pt_variant(const std::string& text) {
 
 const char* to_string(PtVariant variant) { return variant == PtVariant::plain ? "plain" : "proposed"; }
 
+namespace {
+constexpr float kSkyColour[3] = {0.85f, 1.0f, 1.25f};  // bluish, luminance about 1
+}  // namespace
+
 RenderSettings default_pathtrace_settings(const PackedScene& scene) {
   RenderSettings s = default_render_settings(scene);
   s.max_depth = 8;
   s.light_samples = 1;
   s.ambient = 0.0f;
-  s.background_r = s.background_g = s.background_b = 0.0f;
+  // A scene the packer lit with a default sun gets its sky as the environment; others a black one.
+  const float sky = scene.manifest().sky_ambient();
+  s.background_r = sky * kSkyColour[0];
+  s.background_g = sky * kSkyColour[1];
+  s.background_b = sky * kSkyColour[2];
   return s;
 }
 
@@ -170,6 +178,8 @@ PathTraceParams PathTraceRenderer::kernel_params(const PtView& view, const PathT
   for (float cx : {0.0f, float(cam.width)})
     for (float cy : {0.0f, float(cam.height)}) d_max = std::max(d_max, std::hypot(cx - p.gaze_x, cy - p.gaze_y));
   p.inv_d_max = d_max > 0.0f ? 1.0f / d_max : 0.0f;
+  if (!(pt.indirect_clamp >= 0.0f && std::isfinite(pt.indirect_clamp))) throw Error("pathtrace: the clamp must be >= 0");
+  p.indirect_clamp = pt.indirect_clamp;
   return p;
 }
 

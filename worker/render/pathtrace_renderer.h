@@ -51,6 +51,9 @@ struct PathTraceSettings {
   bool stop_compensate = false;  // divide surviving paths by 1 - P_d (unbiased; the paper does not)
   bool median = true;            // §3.4 noise removal
   uint32_t median_max_samples = 16;  // filter only pixels holding at most this many own samples
+  // > 0: contributions after a path's first diffuse bounce are clamped to this radiance (largest
+  // channel). Fewer fireflies at low sample counts, biased (energy is lost). 0: off (the paper).
+  float indirect_clamp = 0.0f;
 
   // The kernel feature bits this variant uses (plain: none).
   uint32_t features() const;
@@ -58,7 +61,8 @@ struct PathTraceSettings {
 };
 
 // The scene's defaults for path tracing: up to 8 path vertices, one emitter sample per vertex, no
-// ambient term and a black environment (light comes from the scene's lights only).
+// ambient term and a black environment (light comes from the scene's lights only), or a bluish sky
+// of the manifest's sky_ambient where the packer gave a lightless scene its default sun.
 RenderSettings default_pathtrace_settings(const PackedScene& scene);
 
 // One frame's view of the tile: cameras of both eyes (eye_count 1: mono, eyes[0] only) and the
