@@ -12,6 +12,7 @@
 #include "common/render/framing.h"
 #include "common/scene/aabb.h"
 #include "common/scene/mesh_loader.h"
+#include "common/scene/mip_chain.h"
 #include "common/scene/normal_table.h"
 #include "common/scene/scene_settings.h"
 #include "common/scene/tpk_file.h"
@@ -147,8 +148,10 @@ PackReport pack_scene(const PackOptions& options) {
     entry->set_height(texture.height);
     entry->set_texel_offset(texel_offset);
     entry->set_has_alpha_mask(texture.has_alpha_mask);
-    texel_offset += uint64_t(texture.width) * texture.height;
-    texels.insert(texels.end(), texture.rgba.begin(), texture.rgba.end());
+    entry->set_mip_levels(stored_mip_levels(texture.width, texture.height));
+    const std::vector<uint8_t> chain = build_mip_chain(texture);
+    texel_offset += chain.size() / 4;
+    texels.insert(texels.end(), chain.begin(), chain.end());
   }
   // Lights of the scene file, then the settings'; a scene with none gets the default sun and sky.
   for (const auto& light : mesh.point_lights) *m.add_point_lights() = light;

@@ -404,7 +404,7 @@ std::array<double, 3> raytrace_direct_mean(const PackedScene& scene, const Camer
         Rng rng = rng_make(y * cam.width + x, k, rs.seed);
         const float jx = rng_next(&rng), jy = rng_next(&rng);
         const float3 dir = camera_direction(&cam, float(x) + jx, float(y) + jy);
-        const float3 c = whitted_radiance(&view, &ctx, &rs, camera_origin(&cam), dir, nullptr, &rng);
+        const float3 c = whitted_radiance(&view, &ctx, &rs, camera_origin(&cam), dir, ray_cone_primary(&cam, 0), nullptr, &rng);
         sum[0] += c.x, sum[1] += c.y, sum[2] += c.z;
       }
   for (double& v : sum) v /= double(spp) * cam.width * cam.height;

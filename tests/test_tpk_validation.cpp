@@ -60,6 +60,7 @@ void add_texture(TpkContents& c, uint64_t texel_offset) {
   t->set_width(2);
   t->set_height(2);
   t->set_texel_offset(texel_offset);
+  t->set_mip_levels(1);  // level 0 alone
   c.manifest.mutable_materials(0)->set_texture(0);
   c.sections.push_back(make_section(tpk::TEXELS, std::vector<uint32_t>(4, 0xFF00FF00u)));
 }
@@ -84,6 +85,20 @@ TEST(TpkValidation, TextureOffsetThatWrapsAroundIsRefusedByWorkerAndMaster) {
     c.manifest.mutable_textures(0)->set_texel_offset(offset);
     EXPECT_NE(load_error(seal(dir, c)), "") << offset;
   }
+}
+
+TEST(TpkValidation, MipLevelsBeyondTheChainOrTheTexelsAreRefused) {
+  TempDir dir("tpkv_mips");
+  TpkContents c = packed_cornell_box(dir);
+  add_texture(c, 0);
+  c.manifest.mutable_textures(0)->set_mip_levels(3);  // a 2x2 texture has 2 levels
+  EXPECT_NE(load_error(seal(dir, c)).find("bad mip level count"), std::string::npos) << load_error(seal(dir, c));
+  c.manifest.mutable_textures(0)->set_mip_levels(0);  // version 3 files say how many
+  EXPECT_NE(load_error(seal(dir, c)).find("bad mip level count"), std::string::npos);
+  c.manifest.mutable_textures(0)->set_mip_levels(2);  // 5 texels, the section holds 4
+  EXPECT_NE(load_error(seal(dir, c)).find("lies outside the texel data"), std::string::npos) << load_error(seal(dir, c));
+  find(c, tpk::TEXELS)->raw.resize(20, 0xFF);
+  EXPECT_EQ(load_error(seal(dir, c)), "");
 }
 
 TEST(TpkValidation, MasterRefusesWhatAWorkerWouldRefuse) {

@@ -184,7 +184,7 @@ TEST(VctCone, EmptyGridGivesNoOcclusion) {
     EXPECT_EQ(occ, 0.0f);
     EXPECT_EQ(ao_occ, 0.0f);
     EXPECT_EQ(radiance.x + radiance.y + radiance.z, 0.0f);
-    EXPECT_EQ(vct_shadow_cone(&empty, o, dir, std::sin(2.5f * float(M_PI) / 180), 100.0f), 1.0f);
+    EXPECT_EQ(vct_shadow_cone(&empty, o, dir, std::sin(2.5f * float(M_PI) / 180), 100.0f, 0.0f), 1.0f);
     vct_diffuse_cones(&empty, o, dir, 100.0f, 100.0f, 1, &ao, &indirect);
     EXPECT_EQ(ao, 1.0f);
     EXPECT_EQ(indirect.x + indirect.y + indirect.z, 0.0f);
@@ -196,7 +196,7 @@ TEST(VctCone, EmptyGridGivesNoOcclusion) {
   float3 indirect;
   vct_diffuse_cones_lifted(&view, o, up, 100.0f, 100.0f, 1, VctFrameSettings{}.side_lift, &ao, &indirect);
   EXPECT_GT(ao, 0.9f);  // a flat open floor barely occludes the lifted side cones
-  EXPECT_GT(vct_shadow_cone(&view, o, up, 0.05f, 100.0f), 0.97f);
+  EXPECT_GT(vct_shadow_cone(&view, o, up, 0.05f, 100.0f, 0.0f), 0.97f);
   vct_diffuse_cones(&view, o, make_float3(0, -1, 0), 100.0f, 100.0f, 1, &ao, &indirect);
   EXPECT_LT(ao, 0.9f);
   EXPECT_GT(indirect.x, 0.0f);
@@ -213,7 +213,7 @@ TEST(VctCone, EnclosedPointIsFullyOccluded) {
     float3 indirect;
     vct_diffuse_cones(&view, centre, n, 4.0f, 4.0f, 1, &ao, &indirect);
     EXPECT_NEAR(ao, 0.0f, 0.01f);
-    EXPECT_NEAR(vct_shadow_cone(&view, centre, n, 0.05f, 100.0f), 0.0f, 0.01f);
+    EXPECT_NEAR(vct_shadow_cone(&view, centre, n, 0.05f, 100.0f, 0.0f), 0.0f, 0.01f);
   }
   // The hollow box leaks through its averaged mip levels (papers/001 Fig. 6.1), yet still occludes.
   const cpu::VctGridData h = host_renderer(box.scene, 32, false)->read_grid();
@@ -223,6 +223,44 @@ TEST(VctCone, EnclosedPointIsFullyOccluded) {
   vct_diffuse_cones(&hv, centre, make_float3(0, 1, 0), 100.0f, 100.0f, 1, &ao, &indirect);
   EXPECT_GT(ao, 0.05f);
   EXPECT_LT(ao, 0.95f);
+}
+
+// A soft-shadow cone up through a thin slab: with one fixed step sequence the occlusion swings with
+// the receiver's distance from the slab (the bands under the Cornell spheres); averaged over jittered
+// starts, as the pixels of a shadow are, the swings shrink.
+TEST(VctCone, JitteredShadowConesAverageOutTheBands) {
+  ObjScene slab("v 0 0 0\nv 32 0 0\nv 32 0 32\nv 0 0 32\nv 0 -32 0\nv 32 -32 0\nv 32 -32 32\nv 0 -32 32\n"
+                "f 1 4 3 2\nf 5 6 7 8\n",
+                kLitBox);
+  const cpu::VctGridData g = host_renderer(slab.scene, 32, false)->read_grid();
+  const VctGrid view = g.view();
+  const float sin_half = std::sin(2.5f * float(M_PI) / 180);
+  auto swing = [&](int jitters) {
+    double total = 0, previous = -1;
+    for (float d = 3.0f; d <= 9.0f; d += 0.125f) {
+      double shadow = 0;
+      for (int j = 0; j < jitters; ++j)
+        shadow += vct_shadow_cone(&view, make_float3(16.3f, -d, 16.6f), make_float3(0, 1, 0), sin_half, 100.0f,
+                                  jitters == 1 ? 0.0f : (float(j) + 0.5f) / float(jitters));
+      shadow /= jitters;
+      EXPECT_LT(shadow, 0.9) << "the slab occludes at distance " << d;
+      if (previous >= 0) total += std::fabs(shadow - previous);
+      previous = shadow;
+    }
+    return total;
+  };
+  const double fixed = swing(1), jittered = swing(32);
+  EXPECT_GT(fixed, 0.2) << "the fixed steps band";
+  EXPECT_LT(jittered, 0.5 * fixed) << "fixed " << fixed << ", jittered " << jittered;
+}
+
+// Mirror and glass get a warning in the vct mode; diffuse scenes none.
+TEST(VctRender, SpecularMaterialsAreNamedInAWarning) {
+  ObjScene diffuse(box_obj(0, 15), kLitBox);
+  EXPECT_EQ(vct_specular_warning(diffuse.scene), "");
+  ObjScene mirror(box_obj(0, 15), std::string(kLitBox) + "materials { name: \"default\" type: MIRROR diffuse { x: 1 y: 1 z: 1 } }\n");
+  const std::string w = vct_specular_warning(mirror.scene);
+  EXPECT_NE(w.find("1 mirror and 0 glass"), std::string::npos) << w;
 }
 
 void expect_same_grids(const cpu::VctGridData& a, const cpu::VctGridData& b, double max_differing = 0.0) {

@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   std::string scene_path, output, mode = "raytrace", size = "1024x1024", pose_text, eye, target, up = "0,1,0";
   std::string device = "auto", mem_limit;
   float fov = 0.0f, exposure = 1.0f;
+  std::string texture_filter = "cone";
   unsigned max_depth = 6, light_samples = 4, tile_size = 256;
   bool list_devices = false, json = false;
   app.add_option("scene", scene_path, "Packed scene (.tpk)");
@@ -136,6 +137,11 @@ int main(int argc, char** argv) {
                  "samples per vertex (default 1)")
       ->check(CLI::Range(0u, 256u));
   app.add_option("--exposure", exposure, "Multiplier on radiance before sRGB encoding")->capture_default_str();
+  app.add_option("--texture-filter", texture_filter,
+                 "raytrace, vct: cone (mip level from each ray's cone, trilinear) | none (bilinear in level 0, e.g. for "
+                 "supersampled references)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cone", "none"}));
   app.add_option("--tile", tile_size, "Tile size in pixels")->capture_default_str()->check(CLI::Range(8u, 4096u));
   app.add_flag("--list-devices", list_devices, "List OpenCL devices and exit");
   // pathtrace mode (Kim & Sung 2021): see worker/render/pathtrace_renderer.h
@@ -264,6 +270,7 @@ int main(int argc, char** argv) {
     settings.max_depth = max_depth;
     settings.light_samples = light_samples;
     settings.exposure = exposure;
+    settings.texture_lod = texture_filter == "cone";
     if (pathtrace) {
       PtView view;
       if (eye_views.empty()) {

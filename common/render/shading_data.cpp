@@ -33,7 +33,8 @@ ShadingData ShadingData::build(const PackedScene& scene) {
     d.materials.push_back(g);
   }
   for (const auto& src : m.textures())
-    d.textures.push_back({uint32_t(src.texel_offset()), src.width(), src.height(), src.has_alpha_mask() ? TS_TEXTURE_HAS_ALPHA : 0u});
+    d.textures.push_back({uint32_t(src.texel_offset()), src.width(), src.height(),
+                          src.has_alpha_mask() ? TS_TEXTURE_HAS_ALPHA : 0u, texture_levels(src), 0, 0, 0});
   d.texels = scene.section_as<uint32_t>(tpk::TEXELS);
   d.material_runs = scene.section_as<uint32_t>(tpk::MATERIAL_RUNS);
   for (const auto& l : m.point_lights())
@@ -94,6 +95,7 @@ RenderSettings default_render_settings(const PackedScene& scene) {
   s.max_depth = 6;
   s.light_samples = 4;
   s.seed = 1;
+  s.texture_lod = 1;
   s.ambient = scene.manifest().sky_ambient() > 0.0f ? scene.manifest().sky_ambient() : 0.04f;
   s.background_r = 0.55f;
   s.background_g = 0.65f;

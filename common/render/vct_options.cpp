@@ -92,6 +92,18 @@ VctSettings make_vct_settings(const VctFrameSettings& f, const VctGridParams& gr
   return s;
 }
 
+std::string vct_specular_warning(const PackedScene& scene) {
+  int mirrors = 0, glasses = 0;
+  for (const auto& m : scene.manifest().materials()) {
+    mirrors += m.type() == tpk::MIRROR;
+    glasses += m.type() == tpk::GLASS;
+  }
+  if (mirrors + glasses == 0) return "";
+  return "warning: vct: " + std::to_string(mirrors) + " mirror and " + std::to_string(glasses) +
+         " glass material(s) are approximated: rays follow them to the first diffuse surface (glass: the stronger "
+         "Fresnel lobe only), while the cones' shadows and indirect light treat them as diffuse surfaces";
+}
+
 std::vector<VctLight> vct_lights_for_scene(const PackedScene& scene) {
   std::vector<VctLight> lights;
   const auto& m = scene.manifest();

@@ -56,6 +56,10 @@ uint32_t vct_grid_for_scene(const PackedScene& scene, std::optional<uint32_t> re
 
 VctSettings make_vct_settings(const VctFrameSettings& frame, const VctGridParams& grid, uint32_t light_count);
 
+// One warning line for scenes with mirror or glass materials ("" when there are none): the vct mode
+// follows them by rays to the first diffuse surface, and the cones see them as diffuse occluders.
+std::string vct_specular_warning(const PackedScene& scene);
+
 // The mode's lights: the scene's point and directional lights, and one light per emissive material at
 // the area-weighted centroid of its triangles (intensity = emission x area, two-sided cosine fall-off).
 std::vector<VctLight> vct_lights_for_scene(const PackedScene& scene);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/base/error.h"
+#include "common/scene/mip_chain.h"
 #include "common/scene/normal_table.h"
 #include "common/scene/tpk_sections.h"
 #include "kernels/accel/kdtree_layout.h"
@@ -103,8 +104,8 @@ void PackedScene::validate(const std::string& name) const {
     if (m.texture() < -1 || m.texture() >= manifest_.textures_size()) throw fail("material texture index out of range");
     if (m.texcoord_integer_bits() > 15) throw fail("material texcoord format out of range");
   }
-  for (const auto& t : manifest_.textures())  // sizes were checked by the section rules
-    if (!range_within(t.texel_offset(), uint64_t(t.width()) * t.height(), texels))
+  for (const auto& t : manifest_.textures())  // sizes and mip level counts were checked by the section rules
+    if (!range_within(t.texel_offset(), mip_chain_texels(t.width(), t.height(), texture_levels(t)), texels))
       throw fail("texture '" + t.name() + "' lies outside the texel data");
 
   // kd-tree: children always follow their parent (so traversal cannot loop), every index in range.

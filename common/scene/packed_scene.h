@@ -47,4 +47,7 @@ class PackedScene {
   uint64_t content_hash_ = 0;
 };
 
+// Mip levels a texture stores (version 2 files store level 0 alone).
+inline uint32_t texture_levels(const tpk::Texture& texture) { return texture.mip_levels() ? texture.mip_levels() : 1; }
+
 }  // namespace tessera

@@ -4,31 +4,9 @@
 
 #include "common/base/error.h"
 #include "common/image/png_io.h"
+#include "common/scene/mip_chain.h"
 
 namespace tessera {
-namespace {
-
-// Box-filters the image to half size (odd edges keep their last row/column).
-void halve(TextureImage& t) {
-  const uint32_t w = std::max(1u, t.width / 2), h = std::max(1u, t.height / 2);
-  std::vector<uint8_t> out(size_t(w) * h * 4);
-  for (uint32_t y = 0; y < h; ++y)
-    for (uint32_t x = 0; x < w; ++x)
-      for (int c = 0; c < 4; ++c) {
-        unsigned sum = 0;
-        for (uint32_t dy = 0; dy < 2; ++dy)
-          for (uint32_t dx = 0; dx < 2; ++dx) {
-            const uint32_t sx = std::min(2 * x + dx, t.width - 1), sy = std::min(2 * y + dy, t.height - 1);
-            sum += t.rgba[(size_t(sy) * t.width + sx) * 4 + c];
-          }
-        out[(size_t(y) * w + x) * 4 + c] = uint8_t((sum + 2) / 4);
-      }
-  t.width = w;
-  t.height = h;
-  t.rgba = std::move(out);
-}
-
-}  // namespace
 
 TextureImage load_texture(const std::filesystem::path& path, uint32_t max_size) {
   return make_texture(read_image(path), path.filename().string(), max_size);
@@ -40,7 +18,7 @@ TextureImage make_texture(const ImageRgba8& image, std::string name, uint32_t ma
   t.width = uint32_t(image.width());
   t.height = uint32_t(image.height());
   t.rgba.assign(image.pixels().begin(), image.pixels().end());
-  while (max_size > 0 && (t.width > max_size || t.height > max_size)) halve(t);
+  while (max_size > 0 && (t.width > max_size || t.height > max_size)) t = half_size(t);
   return t;
 }
 

@@ -84,9 +84,10 @@ TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name) {
   if (file.size() < kTpkHeaderSize || std::memcmp(file.data(), kTpkMagic, 8) != 0)
     throw fail("not a Tessera packed scene (.tpk)");
   const uint32_t version = get_u32(file.data() + 8);
-  if (version != kTpkFormatVersion)
-    throw fail("format version " + std::to_string(version) + " is not supported (this build reads version " +
-               std::to_string(kTpkFormatVersion) + "); pack the scene again");
+  if (version < kTpkOldestReadableVersion || version > kTpkFormatVersion)
+    throw fail("format version " + std::to_string(version) + " is not supported (this build reads versions " +
+               std::to_string(kTpkOldestReadableVersion) + " to " + std::to_string(kTpkFormatVersion) +
+               "); pack the scene again");
   const uint64_t manifest_size = get_u32(file.data() + 12);
   if (manifest_size > kMaxManifestBytes || kTpkHeaderSize + manifest_size > file.size())
     throw fail("truncated file (manifest incomplete)");

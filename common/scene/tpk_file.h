@@ -10,7 +10,11 @@
 
 namespace tessera {
 
-inline constexpr uint32_t kTpkFormatVersion = 2;  // 2: interleaved quantized vertices
+// 2: interleaved quantized vertices; 3: mip-mapped textures (Texture.mip_levels)
+inline constexpr uint32_t kTpkFormatVersion = 3;
+// The oldest version still read: version 2 differs only in its textures having no mip levels, and
+// renders with level 0 alone.
+inline constexpr uint32_t kTpkOldestReadableVersion = 2;
 inline constexpr char kTpkMagic[8] = {'T', 'E', 'S', 'S', 'T', 'P', 'K', '\0'};
 inline constexpr size_t kTpkHeaderSize = 24;
 

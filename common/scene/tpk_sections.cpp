@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/base/error.h"
+#include "common/scene/mip_chain.h"
 
 namespace tessera {
 namespace {
@@ -44,11 +45,15 @@ SectionRule section_rule(const tpk::Manifest& m, tpk::SectionKind kind, const st
     case tpk::KD_LEAF_REFS: return {true, false, 4, 0, 4 * (kKdRefsPerTriangle * nt + kKdSlack)};
     case tpk::MATERIAL_RUNS: return {true, true, 8, 8, 8 * nt};
     case tpk::TEXELS: {
-      uint64_t texels = 0;  // textures lie back to back: at most the sum of their areas
+      uint64_t texels = 0;  // textures lie back to back: at most the sum of their mip chains
+      const bool mip_mapped = m.format_version() >= 3;  // version 2: level 0 alone, mip_levels unset
       for (const auto& t : m.textures()) {
         if (t.width() == 0 || t.height() == 0 || t.width() > kMaxTextureSide || t.height() > kMaxTextureSide)
           throw fail("texture '" + t.name() + "' has a bad size");
-        texels += uint64_t(t.width()) * t.height();  // < 2^28 each, the count of textures < 2^26
+        if (mip_mapped ? t.mip_levels() == 0 || t.mip_levels() > full_mip_levels(t.width(), t.height()) : t.mip_levels() != 0)
+          throw fail("texture '" + t.name() + "' has a bad mip level count");
+        // < 2^28 * 4/3 each, the count of textures < 2^26
+        texels += mip_chain_texels(t.width(), t.height(), std::max(1u, t.mip_levels()));
       }
       return {true, !m.textures().empty(), 4, 0, 4 * std::min(texels, kMaxTexels)};
     }

@@ -17,6 +17,7 @@
 #define ts_floor(x) floor(x)
 #define ts_pow(a, b) pow(a, b)
 #define ts_exp(x) exp(x)
+#define ts_log2(x) log2(x)
 #define ts_cos(x) cos(x)
 #define ts_sin(x) sin(x)
 #define ts_as_float(u) as_float(u)
@@ -50,6 +51,7 @@ typedef struct uint4 { uint x, y, z, w; } uint4;
 #define ts_floor(x) floorf(x)
 #define ts_pow(a, b) powf(a, b)
 #define ts_exp(x) expf(x)
+#define ts_log2(x) log2f(x)
 #define ts_cos(x) cosf(x)
 #define ts_sin(x) sinf(x)
 #define TS_INFINITY INFINITY

@@ -1,4 +1,4 @@
-/* Materials and diffuse textures as the kernels see them. Triangles are grouped by material in
+/* Materials and their diffuse textures' descriptors as the kernels see them. Triangles are grouped by material in
  * the packed scene; a hit finds its material by binary search over the (first triangle, material)
  * runs, which costs nothing per triangle in memory. */
 #ifndef TESSERA_KERNELS_SHADING_MATERIAL_H
@@ -23,10 +23,14 @@ typedef struct MaterialGpu {
   uint pad1, pad2;
 } MaterialGpu;
 
+/* 32 bytes. Mip level k (k < levels) is max(1, width >> k) x max(1, height >> k) texels, right after
+ * level k - 1 (kernels/shading/texture_filter.h). */
 typedef struct TextureGpu {
-  uint texel_offset; /* first texel in the texel buffer */
-  uint width, height;
+  uint texel_offset; /* first texel of level 0 in the texel buffer */
+  uint width, height; /* of level 0 */
   uint flags;
+  uint levels;        /* 1: level 0 alone */
+  uint pad0, pad1, pad2;
 } TextureGpu;
 
 TS_FN uint material_of_triangle(TS_GLOBAL const uint* runs, uint run_count, uint tri) {
@@ -37,31 +41,6 @@ TS_FN uint material_of_triangle(TS_GLOBAL const uint* runs, uint run_count, uint
     else hi = mid;
   }
   return runs[2u * lo + 1u];
-}
-
-TS_FN float4 texel_linear(const ColorTables* ct, TS_GLOBAL const uint* texels, const TextureGpu* tex, int x, int y) {
-  uint p;
-  x %= (int)tex->width;
-  y %= (int)tex->height;
-  if (x < 0) x += (int)tex->width;
-  if (y < 0) y += (int)tex->height;
-  p = texels[tex->texel_offset + (uint)y * tex->width + (uint)x];
-  return make_float4(ct->srgb_to_linear[p & 255u], ct->srgb_to_linear[(p >> 8) & 255u],
-                     ct->srgb_to_linear[(p >> 16) & 255u], (float)(p >> 24) * (1.0f / 255.0f));
-}
-
-/* Bilinear lookup with repeat wrapping; v = 0 is the bottom row (OBJ convention). */
-TS_FN float4 texture_sample(const ColorTables* ct, TS_GLOBAL const uint* texels, const TextureGpu* tex, float u, float v) {
-  float x = u * (float)tex->width - 0.5f;
-  float y = (1.0f - v) * (float)tex->height - 0.5f;
-  float fx0 = ts_floor(x), fy0 = ts_floor(y);
-  float ax = x - fx0, ay = y - fy0;
-  int x0 = (int)fx0, y0 = (int)fy0;
-  float4 a = texel_linear(ct, texels, tex, x0, y0), b = texel_linear(ct, texels, tex, x0 + 1, y0);
-  float4 c = texel_linear(ct, texels, tex, x0, y0 + 1), d = texel_linear(ct, texels, tex, x0 + 1, y0 + 1);
-  float w00 = (1.0f - ax) * (1.0f - ay), w10 = ax * (1.0f - ay), w01 = (1.0f - ax) * ay, w11 = ax * ay;
-  return make_float4(a.x * w00 + b.x * w10 + c.x * w01 + d.x * w11, a.y * w00 + b.y * w10 + c.y * w01 + d.y * w11,
-                     a.z * w00 + b.z * w10 + c.z * w01 + d.z * w11, a.w * w00 + b.w * w10 + c.w * w01 + d.w * w11);
 }
 
 #endif

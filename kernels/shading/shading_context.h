@@ -23,7 +23,7 @@ typedef struct RenderSettings {
   uint max_depth;      /* mirror / glass bounces */
   uint light_samples;  /* shadow rays toward emissive triangles per diffuse hit */
   uint seed;
-  uint pad0;
+  uint texture_lod;    /* 1: textures filtered over each ray's cone (mip levels), 0: level 0 alone */
   float ambient;       /* share of the albedo shown even where no light reaches */
   float background_r, background_g, background_b;
   float ray_epsilon;   /* offset of secondary ray origins, in scene units */

@@ -112,10 +112,14 @@ TS_FN void vct_diffuse_cones(const VctGrid* g, float3 o, float3 n, float ao_dist
 }
 
 /* General cone of half-angle sine `sin_half` from o along unit dir, up to max_distance: the share of
- * light that gets through (1 = unoccluded). */
-TS_FN float vct_shadow_cone(const VctGrid* g, float3 o, float3 dir, float sin_half, float max_distance) {
+ * light that gets through (1 = unoccluded). The first sample lies (1 + jitter) voxels out, jitter in
+ * [0, 1) differing from pixel to pixel: with one fixed step sequence, the samples' positions against a
+ * thin occluder's voxels repeat with the receiver's distance from it, and shadows show concentric
+ * bands (the steps grow geometrically, so shifting the first one shifts every later one by up to a
+ * step); a jittered start trades the bands for fine noise that anti-aliasing samples average away. */
+TS_FN float vct_shadow_cone(const VctGrid* g, float3 o, float3 dir, float sin_half, float max_distance, float jitter) {
   float v = g->p.voxel_size, rmin = 0.5f * v, ratio = sin_half / (1.0f - sin_half);
-  float d = v, r = ts_fmax(v * sin_half, rmin), a = 0.0f;
+  float d = v * (1.0f + jitter), r = ts_fmax(d * sin_half, rmin), a = 0.0f;
   float3 empty_lo = make_float3(0.0f, 0.0f, 0.0f), empty_hi = make_float3(-1.0f, -1.0f, -1.0f); /* none yet */
   uint iter, top = g->p.level_count - 1u;
   for (iter = 0u; iter < 4096u; ++iter) {

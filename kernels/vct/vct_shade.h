@@ -6,7 +6,8 @@
  *   1 basic shading (no shadows)        2 + hard shadows (a shadow ray through the kd-tree, where the
  *   3 + ambient occlusion (cones)          thesis used a shadow map)
  *   4 + diffuse indirect light (cones)  5 like 4 with a cone-traced soft shadow instead of the ray
- * The mode is diffuse only (mirror and glass shade with their colour as albedo); cut-out texels let
+ * Light in the voxels is diffuse: mirror and glass are seen through rays in the kd-tree to the first
+ * diffuse surface (vct_primary_surface), and only as diffuse occluders by the cones; cut-out texels let
  * primary rays through, as in the raytrace mode. A pixel is two halves, vct_primary_surface (the kd-tree
  * walk of the primary ray) and vct_shade_surface (cones, lights, shadows), so the OpenCL tile render can
  * run them as two kernels: the walk then runs without the registers the cones take. */
@@ -14,6 +15,8 @@
 #define TESSERA_KERNELS_VCT_VCT_SHADE_H
 #include "kernels/render/camera.h"
 #include "kernels/render/camera_packet.h"
+#include "kernels/render/ray_cone.h"
+#include "kernels/shading/specular.h"
 #include "kernels/vct/vct_cone.h"
 #include "kernels/vct/vct_light.h"
 #include "kernels/vct/vct_surface.h"
@@ -54,11 +57,17 @@ TS_FN float vct_ao_reference(const SceneView* scene, float3 p, float3 n, float e
   return rays > 0u ? (float)open / (float)rays : 1.0f;
 }
 
-/* The primary ray's part of a pixel: through cut-out texels to the first opaque surface. primary:
- * the ray's hit when the caller traced it already (a packet on CPUs), else 0. */
+/* The primary ray's part of a pixel: through cut-out texels to the first diffuse surface, textures
+ * filtered over the ray's cone (kernels/render/ray_cone.h). Voxels hold diffuse light only, so mirror
+ * and glass surfaces are followed by rays through the kd-tree as in the raytrace mode: a mirror
+ * reflects (tinted by its colour), glass takes the stronger of its Fresnel-weighted reflection and
+ * refraction (the weaker lobe, about 4 % at normal incidence, is left out), up to max_depth bounces;
+ * the diffuse surface found is then shaded by cones, times the path's weight. primary: the ray's hit
+ * when the caller traced it already (a packet on CPUs), else 0. */
 TS_FN VctSurfaceRecord vct_primary_surface(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
-                                           float3 org, float3 dir, const Hit* primary) {
-  uint pass;
+                                           float3 org, float3 dir, RayCone cone, const Hit* primary) {
+  uint pass, depth = 0u;
+  float3 weight = make_float3(1.0f, 1.0f, 1.0f);
   float3 background = make_float3(rs->background_r, rs->background_g, rs->background_b);
   for (pass = 0u; pass < TS_VCT_MAX_PASS_THROUGH; ++pass) {
     Hit hit;
@@ -73,24 +82,51 @@ TS_FN VctSurfaceRecord vct_primary_surface(const SceneView* scene, const Shading
     } else {
       found = kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit);
     }
-    if (!found) return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, background);
+    if (!found) return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, v3_mul(weight, background));
     s = surface_at(scene, ctx, dir, &hit);
     m = ctx->materials[s.material];
     if (m.type == TS_MATERIAL_EMISSIVE)
-      return vct_surface_radiance(TS_VCT_SURFACE_EMISSIVE, make_float3(m.emission_r, m.emission_g, m.emission_b));
-    albedo = surface_albedo(ctx, &s);
+      return vct_surface_radiance(TS_VCT_SURFACE_EMISSIVE, v3_mul(weight, make_float3(m.emission_r, m.emission_g, m.emission_b)));
+    if (m.type == TS_MATERIAL_MIRROR || m.type == TS_MATERIAL_GLASS) {
+      float curvature = surface_curvature(scene, &s, hit.tri);
+      if (depth++ >= rs->max_depth) return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, make_float3(0.0f, 0.0f, 0.0f));
+      if (m.type == TS_MATERIAL_MIRROR) {
+        weight = v3_mul(weight, make_float3(m.diffuse_r, m.diffuse_g, m.diffuse_b));
+        org = v3_madd(s.p, s.ng, rs->ray_epsilon);
+        dir = reflect_dir(dir, s.ns);
+        cone = ray_cone_reflect(cone, hit.t, curvature);
+      } else {
+        float cos_i = ts_fmax(-v3_dot(dir, s.ns), 0.0f);
+        float eta_i = s.front ? 1.0f : m.ior, eta_t = s.front ? m.ior : 1.0f;
+        float f = fresnel_dielectric(cos_i, eta_i, eta_t);
+        if (f >= 0.5f) {
+          weight = v3_scale(weight, f);
+          org = v3_madd(s.p, s.ng, rs->ray_epsilon);
+          dir = reflect_dir(dir, s.ns);
+          cone = ray_cone_reflect(cone, hit.t, curvature);
+        } else {
+          weight = v3_scale(weight, 1.0f - f);
+          org = v3_madd(s.p, s.ng, -rs->ray_epsilon);
+          dir = refract_dir(dir, s.ns, cos_i, eta_i / eta_t);
+          cone = ray_cone_refract(cone, hit.t, curvature, eta_i / eta_t);
+        }
+      }
+      continue;
+    }
+    albedo = surface_albedo_filtered(ctx, &s, ray_cone_footprint(ray_cone_width_at(cone, hit.t), v3_dot(dir, s.ng)));
     if (albedo.w < 0.5f) { /* cut-out: continue behind the surface */
       org = v3_madd(s.p, s.ng, -rs->ray_epsilon);
+      cone = ray_cone_pass(cone, hit.t);
       continue;
     }
     r.p = s.p;
     r.ng = s.ng;
     r.ns = s.ns;
-    r.color = make_float3(albedo.x, albedo.y, albedo.z);
+    r.color = v3_mul(weight, make_float3(albedo.x, albedo.y, albedo.z));
     r.kind = TS_VCT_SURFACE_LIT;
     return r;
   }
-  return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, background);
+  return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, v3_mul(weight, background));
 }
 
 /* Linear radiance of a primary ray's record; *ao_out receives the ambient occlusion (1 where none was
@@ -140,7 +176,7 @@ TS_FN float3 vct_shade_surface(const SceneView* scene, const RenderSettings* rs,
         reach = v3_length(v3_sub(target, o));
         if (reach > 0.0f) aim = v3_scale(v3_sub(target, o), 1.0f / reach);
       }
-      shadow = vct_shadow_cone(g, o, aim, vs->shadow_sin_half, reach);
+      shadow = vct_shadow_cone(g, o, aim, vs->shadow_sin_half, reach, rng_next(rng));
     }
     total = vs->preset >= 3u ? vs->shadow_mix * shadow * ao + (1.0f - vs->shadow_mix) * ao : shadow;
     direct = v3_madd(direct, inc, cosine * total);
@@ -153,9 +189,9 @@ TS_FN float3 vct_shade_surface(const SceneView* scene, const RenderSettings* rs,
 
 /* Linear radiance of one primary ray; *ao_out as in vct_shade_surface. */
 TS_FN float3 vct_radiance(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs, const VctGrid* g,
-                          const VctSettings* vs, TS_GLOBAL const VctLight* lights, float3 org, float3 dir, Rng* rng,
-                          float* ao_out) {
-  VctSurfaceRecord s = vct_primary_surface(scene, ctx, rs, org, dir, 0);
+                          const VctSettings* vs, TS_GLOBAL const VctLight* lights, float3 org, float3 dir, RayCone cone,
+                          Rng* rng, float* ao_out) {
+  VctSurfaceRecord s = vct_primary_surface(scene, ctx, rs, org, dir, cone, 0);
   return vct_shade_surface(scene, rs, g, vs, lights, &s, rng, ao_out);
 }
 
@@ -163,7 +199,7 @@ TS_FN float3 vct_radiance(const SceneView* scene, const ShadingContext* ctx, con
 TS_FN VctSurfaceRecord vct_pixel_surface(const SceneView* scene, const ShadingContext* ctx, const RenderSettings* rs,
                                          const CameraParams* cam, uint px, uint py) {
   float3 dir = camera_direction(cam, (float)px + 0.5f, (float)py + 0.5f);
-  return vct_primary_surface(scene, ctx, rs, camera_origin(cam), dir, 0);
+  return vct_primary_surface(scene, ctx, rs, camera_origin(cam), dir, ray_cone_primary(cam, rs->texture_lod), 0);
 }
 
 #ifdef TS_KD_CPU
@@ -179,7 +215,7 @@ TS_FN void vct_block_surfaces(const SceneView* scene, const ShadingContext* ctx,
   camera_block_hits(scene, cam, x0, y0, x_end, y_end, &rays, hits);
   for (l = 0u; l < TS_SIMD_LANES; ++l)
     if (camera_block_inside(x0, y0, l, x_end, y_end))
-      records[l] = vct_primary_surface(scene, ctx, rs, rays.org[l], rays.dir[l], &hits[l]);
+      records[l] = vct_primary_surface(scene, ctx, rs, rays.org[l], rays.dir[l], ray_cone_primary(cam, rs->texture_lod), &hits[l]);
 }
 #endif
 

@@ -111,6 +111,7 @@ TS_FN float4 vct_fragment_albedo(const SceneView* scene, const ShadingContext* c
   s.front = 1;
   s.material = material;
   s.uv = make_float2(0.0f, 0.0f);
+  s.uv_per_area = 0.0f;
   if (scene->flags & TS_SCENE_HAS_TEXCOORDS) {
     TS_GLOBAL const uint* idx = scene->triangles + 3u * tri;
     float q = ctx->materials[material].texcoord_scale;

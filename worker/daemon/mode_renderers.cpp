@@ -34,6 +34,8 @@ VctGridSlot& vct_grid(LoadedScene& scene, const RendererOptions& device, const V
   std::snprintf(text, sizeof text, ": voxelized at %u^3%s in %.1f ms (mip levels %.1f ms), %.1f MB", options.grid,
                 options.solid ? " (filled)" : "", t.voxelize_ms(), t.mips_ms, double(slot.renderer->grid_stats().total_bytes()) / 1e6);
   net::log_info("scene " + scene.name + text);
+  if (const std::string warning = vct_specular_warning(scene.scene); !warning.empty())
+    net::log_warning("scene " + scene.name + ": " + warning.substr(std::string("warning: ").size()));
   scene.vct.push_back(std::move(slot));
   return scene.vct.back();
 }

@@ -25,6 +25,7 @@ int render_vct(const PackedScene& scene, const std::vector<CameraParams>& eyes, 
   validate_vct_grid(request.options.grid);
   validate_vct_preset(request.frame.preset);
   validate_shadow_cone(request.frame.shadow_cone_degrees);
+  if (const std::string warning = vct_specular_warning(scene); !warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
   const auto start = std::chrono::steady_clock::now();
   auto renderer = make_vct_renderer(scene, device, request.options);
   VctStepTimes relight;
