@@ -4,10 +4,9 @@
 // tessera-worker daemons that tessera-master then renders with.
 #include <gtest/gtest.h>
 
-#include <asio.hpp>
-
 #include "cluster_test_support.h"
 #include "common/base/error.h"
+#include "common/net/asio.h"
 #include "master/cluster/cluster_file.h"
 
 namespace tessera {

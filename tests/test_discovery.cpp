@@ -4,12 +4,12 @@
 // handshake. Suite Discovery runs in-process; DiscoveryWorker starts tessera-worker/-master.
 #include <gtest/gtest.h>
 
-#include <asio.hpp>
 #include <atomic>
 #include <thread>
 
 #include "cluster_test_support.h"
 #include "common/base/error.h"
+#include "common/net/asio.h"
 #include "common/net/auth.h"
 #include "common/net/discovery.h"
 #include "common/net/protocol.h"

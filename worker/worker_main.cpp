@@ -1,6 +1,5 @@
 // tessera-worker: the render daemon a master drives over the network.
 #include <CLI/CLI.hpp>
-#include <asio.hpp>
 #include <csignal>
 #include <optional>
 #include <random>
@@ -14,6 +13,7 @@
 #include "common/cl/device_selection.h"
 #include "common/cl/memory_size.h"
 #include "common/net/address.h"
+#include "common/net/asio.h"
 #include "common/net/auth.h"
 #include "common/net/log.h"
 #include "common/net/protocol.h"

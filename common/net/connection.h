@@ -5,7 +5,6 @@
 // may be called from any thread. Protocol violations end the connection with a reason that is
 // logged locally and sent to the peer as a fatal Error. Once the handshake is done, seal_session()
 // switches both directions to sealed frames (frame_cipher.h).
-#include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/net/asio.h"
 #include "common/net/auth.h"
 #include "common/net/frame_cipher.h"
 #include "wire.pb.h"

@@ -5,7 +5,6 @@
 // of every connection and both directions, onto one shared link of a given rate (a half-duplex
 // medium such as Wi-Fi, where all stations share the air time); the benchmark uses that only
 // where the kernel's traffic shaping is not available.
-#include <asio.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "common/net/address.h"
+#include "common/net/asio.h"
 
 namespace tessera::netem {
 

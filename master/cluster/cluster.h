@@ -2,13 +2,13 @@
 // The master's set of workers: one io thread running every WorkerLink, events for the
 // scheduling thread in one queue, and background reconnects so a lost or unreachable worker
 // can rejoin later.
-#include <asio.hpp>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "common/net/asio.h"
 #include "master/cluster/event_queue.h"
 #include "master/cluster/worker_link.h"
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <functional>
-#include <asio.hpp>
 #include <map>
 #include <memory>
 
 #include "common/base/error.h"
+#include "common/net/asio.h"
 #include "common/net/discovery.h"
 #include "common/net/peer_text.h"
 #include "common/net/protocol.h"

@@ -2,7 +2,6 @@
 // One handshake with a worker and nothing more: connects, proves and checks the shared secret
 // (common/net/handshake.h), then closes. Discovery uses it to count only workers that know the
 // secret, since a beacon proves nothing. Runs on the caller's io_context.
-#include <asio.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "common/net/address.h"
+#include "common/net/asio.h"
 #include "common/net/connection.h"
 #include "common/net/handshake.h"
 

@@ -3,13 +3,13 @@
 // shared secret), scene load by hash or push in chunks, then forwarding of tile results and
 // errors to the scheduling thread. Runs on the cluster's io thread; send() and close() may be
 // called from any thread.
-#include <asio.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "common/net/address.h"
+#include "common/net/asio.h"
 #include "common/net/connection.h"
 #include "common/net/handshake.h"
 #include "master/cluster/link_event.h"

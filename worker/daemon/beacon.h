@@ -2,11 +2,11 @@
 // tessera-worker --beacon: announces this worker (name, TCP port, protocol version; never the
 // secret) by UDP datagrams (common/net/discovery.h) to the broadcast address or to given
 // HOST:PORTs, at once and then every interval, so masters with --discover can find it.
-#include <asio.hpp>
 #include <chrono>
 #include <vector>
 
 #include "common/net/address.h"
+#include "common/net/asio.h"
 #include "common/net/discovery.h"
 
 namespace tessera::worker {

@@ -5,7 +5,6 @@
 // and in all): a newcomer takes the place of the oldest unauthenticated connection of its own
 // address, or of the address holding the most, so idle or slow sockets cannot lock a master
 // out. Authenticated masters count toward max_connections.
-#include <asio.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,6 +12,7 @@
 #include <string>
 
 #include "common/net/address.h"
+#include "common/net/asio.h"
 #include "worker/daemon/worker_session.h"
 
 namespace tessera::worker {
