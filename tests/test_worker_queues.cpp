@@ -113,8 +113,15 @@ TEST(WorkerQueues, CancelledFramesLeaveTheQueueAtOnce) {
   ASSERT_TRUE(client->send(w.raytrace_request(100, 64, 32, 1)));
   EXPECT_TRUE(first_tile_of(*client, 100, 20s)) << w.worker->log();
   const uint64_t after = w.peak_rss_bytes();
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer holds freed memory in quarantine (256 MiB) instead of reusing it, so every
+  // cancelled request's bytes stay resident: the peak says nothing about the queue there.
+  (void)before;
+  (void)after;
+#else
   EXPECT_LT(after, before + (64ull << 20)) << "worker's peak memory grew from " << before / 1048576 << " to "
                                            << after / 1048576 << " MiB";
+#endif
 }
 
 TEST(WorkerQueues, PathtraceWorkIsBoundedAndStopsOnCancel) {
