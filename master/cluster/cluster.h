@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/base/task_pool.h"
 #include "master/cluster/event_queue.h"
 #include "master/cluster/worker_link.h"
 
@@ -32,6 +33,9 @@ class Cluster {
   void drop(int worker, const std::string& reason);
   size_t size() const { return addresses_.size(); }
   const net::HostPort& address(int worker) const { return addresses_[size_t(worker)]; }
+  // The master's tile threads: they open and parse the workers' large sealed frames and, for the
+  // session, decode and composite tiles.
+  TaskPool& tile_pool() { return tile_pool_; }
   void stop();
 
  private:
@@ -54,6 +58,7 @@ class Cluster {
   std::chrono::steady_clock::time_point startup_ends_;
   EventQueue<LinkEvent> events_;
   bool stopping_ = false;
+  TaskPool tile_pool_;  // last: drained first, while the io context and the event queue its tasks post to still exist
 };
 
 }  // namespace tessera::master
