@@ -2,6 +2,7 @@
 // The master's set of workers: one io thread running every WorkerLink, events for the
 // scheduling thread in one queue, and background reconnects so a lost or unreachable worker
 // can rejoin later.
+#include <algorithm>
 #include <asio.hpp>
 #include <memory>
 #include <mutex>
@@ -58,7 +59,10 @@ class Cluster {
   std::chrono::steady_clock::time_point startup_ends_;
   EventQueue<LinkEvent> events_;
   bool stopping_ = false;
-  TaskPool tile_pool_;  // last: drained first, while the io context and the event queue its tasks post to still exist
+  // Half the cores, at least two, so that opening one part of a batch and compositing the tiles of
+  // the one before overlap. Last: drained first, while the io context and the event queue its
+  // tasks post to still exist.
+  TaskPool tile_pool_{std::max(2u, std::thread::hardware_concurrency() / 2)};
 };
 
 }  // namespace tessera::master
