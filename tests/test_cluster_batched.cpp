@@ -1,8 +1,8 @@
 // The batched launch path through the cluster: OpenCL workers (PoCL here, running the GPU code
 // path as GPUs do: CPU devices otherwise launch tile by tile) render each request's tiles in one
-// launch; frames still equal tessera-render on the same device pixel for pixel (stereo batches:
-// tests/test_tile_batch.cpp), and a worker killed mid-run loses no frame. --stats shows the
-// launches and where the time went.
+// launch (raytrace and vct); frames still equal tessera-render on the same device pixel for pixel
+// (stereo batches: tests/test_tile_batch.cpp, tests/test_vct.cpp), and a worker killed mid-run
+// loses no frame. --stats shows the launches and where the time went.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -94,6 +94,38 @@ TEST(ClusterBatched, OneLaunchPerRequestFramesEqualTheSingleMachineRender) {
     EXPECT_GT(f["stages_ms"]["device"].get<double>(), 0.0);
   }
   EXPECT_TRUE(stats["summary"]["median_stages_ms"].contains("wire"));
+}
+
+// vct too: each worker's share of a static frame is one request and one batched launch (the two
+// kernels over all its tiles), and the frames equal tessera-render's tile-by-tile render.
+TEST(ClusterBatched, VctOneLaunchPerRequestFramesEqualTheSingleMachineRender) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  BatchedCluster c;
+  auto a = c.worker("a"), b = c.worker("b");
+  const std::string vct = "--mode vct --vct-grid 64 --vct-preset 5 --shadow-cone 7.5";
+  Process master(c.master_args(a->address() + "," + b->address(), "vct",
+                               {"--schedule", "static", "--mode", "vct", "--vct-grid", "64", "--vct-preset", "5", "--shadow-cone", "7.5"}),
+                 c.dir / "master.log");
+  const auto status = master.wait(180s);
+  ASSERT_TRUE(status.has_value()) << master.log();
+  ASSERT_EQ(*status, 0) << master.log() << a->log();
+  const auto render = [&](const std::string& pose, const std::string& name) {
+    const auto out = c.dir / (name + ".png");
+    const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() +
+                                        " --size 96x64 --device cpu " + vct + " --pose " + pose + " -o " + out.string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return read_image(out);
+  };
+  const ImageRgba8 ref0 = render(testing::kCornellPose, "vct0"), ref1 = render(kPose2, "vct1");
+  ASSERT_NE(ref0, ref1);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_TRUE(read_image(c.dir / "vct" / ("frame_00000" + std::to_string(i) + ".png")) == (i % 2 ? ref1 : ref0)) << i;
+  for (const auto& f : c.stats("vct")["frames"]) {
+    ASSERT_TRUE(f["complete"].get<bool>());
+    double launches = 0;
+    for (const auto& w : f["workers"]) launches += w["batches"].get<double>();
+    EXPECT_NEAR(launches, 2.0, 1e-6) << f.dump();
+  }
 }
 
 TEST(ClusterBatched, WorkerKilledMidRunLosesNoFrame) {

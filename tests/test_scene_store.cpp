@@ -1,8 +1,10 @@
 // The worker's scene directory: pushed scenes stay within a quota (least recently used scenes
-// go first, never one in use) and partial pushes of a worker that died are cleaned up at start.
+// go first, never one in use), partial pushes of a worker that died are cleaned up at start, and
+// a push is received into a new file of the worker's own (never through a planted link).
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include "common/base/file_io.h"
 #include "common/base/hash.h"
 #include "scene-packer/packer.h"
+#include "cluster_test_support.h"
 #include "test_helpers.h"
 #include "worker/daemon/scene_store.h"
 
@@ -110,6 +113,69 @@ TEST(SceneStore, PartialPushesOfStoppedWorkersAreRemovedAtStart) {
   EXPECT_FALSE(std::filesystem::exists(stale));
   EXPECT_TRUE(std::filesystem::exists(live));  // another worker sharing the directory is pushing
   EXPECT_TRUE(std::filesystem::exists(dir / "notes.txt"));
+}
+
+TEST(SceneStore, APushGoesIntoANewPrivateFileNeverThroughAPlantedLink) {
+  using namespace std::chrono_literals;
+  TempDir dir("scene_push_file");
+  const auto scenes = dir / "scenes";
+  std::filesystem::create_directories(scenes);
+  testing::write_secret(dir / "secret", testing::kClusterSecret);
+  testing::WorkerProcess worker(dir.path(), "w", scenes, dir / "secret");
+  ASSERT_FALSE(worker.address().empty()) << worker.log();
+  const PackedFile f = pack(dir, "cornell_box/cornell_box.obj");
+  testing::SealedClient client(worker.port(), testing::kClusterSecret);
+  ASSERT_TRUE(client.ready()) << worker.log();
+  const auto load = [&] {
+    wire::Envelope m;
+    m.mutable_load_scene()->set_content_hash(f.hash);
+    m.mutable_load_scene()->set_name("c.tpk");
+    m.mutable_load_scene()->set_size_bytes(f.bytes.size());
+    EXPECT_TRUE(client.send(m));
+    const auto status = client.receive(20s);
+    EXPECT_TRUE(status && status->has_scene_status()) << worker.log();
+    return status ? status->scene_status() : wire::SceneStatus{};
+  };
+  // Someone who can write to the scene directory plants a link where the first push will go.
+  const auto victim = dir / "victim.txt";
+  testing::write_text(victim, "not the worker's");
+  const auto planted = scenes / (".push-" + hash64_hex(f.hash) + "-" + std::to_string(worker.process().pid()) + "-0.part");
+  std::filesystem::create_symlink(victim, planted);
+  const auto refused = load();
+  EXPECT_EQ(refused.state(), wire::SceneStatus::FAILED) << worker.log();
+  EXPECT_NE(refused.message().find("cannot be received"), std::string::npos) << refused.message();
+  EXPECT_EQ(read_file_text(victim), "not the worker's");
+  std::filesystem::remove(planted);
+
+  ASSERT_EQ(load().state(), wire::SceneStatus::MISSING) << worker.log();
+  const size_t half = f.bytes.size() / 2;
+  const auto chunk = [&](size_t offset, size_t size) {
+    wire::Envelope m;
+    auto& c = *m.mutable_scene_chunk();
+    c.set_content_hash(f.hash);
+    c.set_offset(offset);
+    c.set_total_size(f.bytes.size());
+    c.set_data(f.bytes.data() + offset, size);
+    c.set_last(offset + size == f.bytes.size());
+    EXPECT_TRUE(client.send(m));
+  };
+  chunk(0, half);
+  // Half sent: the push's .part file is there, the worker's alone.
+  std::optional<std::filesystem::path> part;
+  for (int i = 0; i < 500 && !part; ++i) {
+    for (const auto& e : std::filesystem::directory_iterator(scenes))
+      if (e.path().extension() == ".part") part = e.path();
+    if (!part) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(part) << worker.log();
+  struct stat st{};
+  ASSERT_EQ(::lstat(part->c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  chunk(half, f.bytes.size() - half);
+  const auto ready = client.receive(30s);
+  ASSERT_TRUE(ready && ready->has_scene_status()) << worker.log();
+  EXPECT_EQ(ready->scene_status().state(), wire::SceneStatus::READY) << ready->scene_status().message();
 }
 
 }  // namespace

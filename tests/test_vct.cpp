@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include "common/base/error.h"
+#include "common/base/file_io.h"
 #include "common/cl/device_selection.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -404,6 +406,56 @@ TEST(VctBackends, CpuPathsEqualTheGpuCodePath) {
   }
 }
 
+// A worker's batch of tiles (both eyes, shuffled, edge tiles) in one launch (the GPU code path on
+// PoCL), split or whole, gives every tile's pixels exactly as render_tile does; CPU paths go tile
+// by tile through the same call.
+TEST(VctBackends, BatchOfTilesEqualsSingleTiles) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  PackedFile cornell("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  const PackedScene scene = PackedScene::load(cornell.path);
+  const RenderSettings settings = default_render_settings(scene);
+  std::array<CameraParams, 2> cameras{default_camera(scene, 46, 38), default_camera(scene, 46, 38)};
+  cameras[1].pos_x += 20.0f;  // the other eye sees something else
+  std::vector<BatchTile> tiles;
+  uint64_t total = 0;
+  for (uint32_t eye : {1u, 0u})
+    for (uint32_t y0 : {16u, 0u, 32u})
+      for (uint32_t x0 : {32u, 0u, 16u}) {
+        const TileRect rect{x0, y0, std::min(16u, 46 - x0), std::min(16u, 38 - y0)};
+        tiles.push_back({rect, eye, total});
+        total += uint64_t(rect.width) * rect.height;
+      }
+  const auto check = [&](VctRenderer& renderer, const VctFrameSettings& f, const std::string& what) {
+    SCOPED_TRACE(what);
+    std::vector<uint32_t> batch(total);
+    renderer.render_tiles(cameras, settings, f, tiles, batch, {});
+    size_t lit = 0;
+    for (const BatchTile& t : tiles) {
+      std::vector<uint32_t> single(size_t(t.rect.width) * t.rect.height);
+      renderer.render_tile(cameras[t.eye], settings, f, t.rect, single);
+      for (size_t i = 0; i < single.size(); ++i) {
+        ASSERT_EQ(batch[t.offset + i], single[i]) << "tile " << t.rect.x0 << "," << t.rect.y0 << " eye " << t.eye << " pixel " << i;
+        lit += (single[i] & 0xffffffu) != 0;
+      }
+    }
+    EXPECT_GT(lit, total / 2) << "a blank image";
+  };
+  VctFrameSettings color, ao_reference;
+  ao_reference.output = VctOutput::ao_reference;  // the whole kernel
+  auto cpu_paths = make_vct_renderer(scene, {"cpu", std::nullopt, 0}, {32, false});
+  check(*cpu_paths, color, "cpu paths");
+  testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");
+  auto gpu_code = make_vct_renderer(scene, {"cpu", std::nullopt, 0}, {32, false});
+  check(*gpu_code, color, "one launch, split");
+  auto* pocl = dynamic_cast<OpenClVctRenderer*>(gpu_code.get());
+  ASSERT_NE(pocl, nullptr);
+  EXPECT_GT(pocl->last_primary_ms(), 0.0);
+  check(*gpu_code, ao_reference, "one launch, whole");
+  pocl->set_split_tile(false);
+  check(*gpu_code, color, "one launch, whole kernel for colour");
+  EXPECT_THROW(gpu_code->render_tiles(cameras, settings, color, tiles, std::span<uint32_t>(), {}), Error);
+}
+
 TEST(VctBackends, SplitTileEqualsSingleKernel) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   PackedFile cornell("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
@@ -519,6 +571,30 @@ TEST(TesseraBench, VctSmokeRun) {
                                         cornell.path.string() + " --grid 100");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--grid 100"), std::string::npos) << bad.output;
+}
+
+TEST(TesseraBench, VctJsonOutIsWrittenAtomicallyAndNeverReplacesASpecialFile) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  PackedFile cornell("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
+  testing::TempDir dir("bench_json_out");
+  const auto bench = [&](const std::filesystem::path& out) {
+    return testing::run_command((testing::binary_dir() / "worker/tessera-bench").string() + " vct " + cornell.path.string() +
+                                " --device cpu --size 16 --grid 64 --grids 64 --angles 10 --passes 1 --build-passes 1"
+                                " --ao-rays 1 --no-solid-compare --json --json-out " + out.string());
+  };
+  const auto fifo = dir / "pipe.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto refused = bench(fifo);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("not a regular file"), std::string::npos) << refused.output;
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));  // still the pipe, not swapped for a file
+  const auto written = dir / "bench.json";
+  const auto r = bench(written);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file_text(written))["scenes"].size(), 1u);
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 2u);  // the pipe and the output: no temporary file left behind
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "cluster_test_support.h"
 #include "common/base/hash.h"
+#include "common/net/message_limits.h"
 
 namespace tessera {
 namespace {
@@ -95,6 +97,32 @@ std::optional<wire::Envelope> first_tile_of(SealedClient& client, uint64_t id, s
       return m;
   }
   return std::nullopt;
+}
+
+// A static frame's batch (reply BATCH) comes back in parts of about net::kBatchPartBytes, so the
+// worker's encode threads seal them side by side; every tile arrives once.
+TEST(WorkerQueues, AStaticFramesBatchComesInPartsThatAreSealedApart) {
+  QueueWorker w;
+  auto client = w.ready_client();
+  auto request = w.raytrace_request(1, 384, 64, 36);  // 36 raw tiles of 16 KiB: 576 KiB
+  request.mutable_frame_request()->set_reply(wire::BATCH);
+  ASSERT_TRUE(client->send(request));
+  std::set<uint32_t> tiles;
+  std::vector<size_t> part_bytes;
+  while (tiles.size() < 36) {
+    const auto m = client->receive(30s);
+    ASSERT_TRUE(m && m->has_tile_batch()) << w.worker->log();
+    size_t bytes = 0;
+    for (const auto& t : m->tile_batch().tiles()) {
+      EXPECT_TRUE(tiles.insert(t.tile_id()).second) << "tile " << t.tile_id() << " twice";
+      bytes += t.data().size();
+    }
+    part_bytes.push_back(bytes);
+  }
+  ASSERT_EQ(part_bytes.size(), 2u);
+  EXPECT_GE(part_bytes[0] + part_bytes[1], 36u * 64 * 64 * 4);
+  EXPECT_LT(std::min(part_bytes[0], part_bytes[1]), net::kBatchPartBytes);
+  EXPECT_LT(std::max(part_bytes[0], part_bytes[1]), net::kBatchPartBytes + 64 * 64 * 4 * 2);
 }
 
 TEST(WorkerQueues, CancelledFramesLeaveTheQueueAtOnce) {

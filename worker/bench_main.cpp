@@ -7,6 +7,7 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/file_io.h"
 #include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
 #include "worker/bench/seal_bench.h"
@@ -70,16 +71,12 @@ int main(int argc, char** argv) {
     if (pathtrace.parsed()) return pathtrace.run();
     if (seal.parsed()) return seal.run();
     if (vct->parsed()) {
+      if (!vct_json_out.empty()) refuse_non_regular_output(vct_json_out);  // before the work, not after it
       vct_options.solid_compare = !no_solid;
       const nlohmann::json result = bench::run_vct_bench(vct_scenes, vct_options);
-      if (!vct_json_out.empty()) {  // through a temporary file, so a failure leaves no half-written output
-        const std::string partial = vct_json_out + ".partial";
-        {
-          std::ofstream file(partial);
-          file << result.dump(2) << std::endl;
-          if (!file) throw Error("cannot write " + vct_json_out);
-        }
-        std::filesystem::rename(partial, vct_json_out);
+      if (!vct_json_out.empty()) {  // atomically: a failure leaves no half-written output, a special file stays
+        const std::string text = result.dump(2) + "\n";
+        write_file_atomically(vct_json_out, text.data(), text.size());
       }
       std::cout << (vct_json ? result.dump(2) : bench::format_vct_bench(result)) << std::endl;
       return 0;

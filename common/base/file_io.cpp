@@ -39,29 +39,36 @@ void write_all(std::FILE* file, const void* data, size_t size) {
   if (size && std::fwrite(data, 1, size, file) != size) throw Error("write failed: " + describe_errno());
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::FILE*)>& write) {
-  // The rename replaces whatever `path` names: refuse anything but a regular file (a device, a
-  // pipe, a socket or a folder must never be swapped for our output).
-  auto refuse_special = [&] {
-    struct stat st{};
-    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-      throw Error("cannot write '" + path.string() + "': it exists and is not a regular file");
-  };
-  refuse_special();
-  static std::atomic<unsigned> counter{0};
-  const std::filesystem::path temp =
-      path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  // O_EXCL: never write through a file or link that is already there.
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+// The rename replaces whatever `path` names: refuse anything but a regular file (a device, a
+// pipe, a socket or a folder must never be swapped for our output).
+void refuse_non_regular_output(const std::filesystem::path& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error("cannot write '" + path.string() + "': it exists and is not a regular file");
+}
+
+std::FILE* create_new_file(const std::filesystem::path& path, unsigned permissions) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions));
   std::FILE* file = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
   if (!file) {
     const std::string why = describe_errno();
     if (fd >= 0) {
       ::close(fd);
-      std::filesystem::remove(temp);
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
     }
-    throw Error("cannot write '" + path.string() + "': " + why);
+    throw Error("cannot create '" + path.string() + "': " + why);
   }
+  return file;
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::FILE*)>& write) {
+  const auto refuse_special = [&] { refuse_non_regular_output(path); };
+  refuse_special();
+  static std::atomic<unsigned> counter{0};
+  const std::filesystem::path temp =
+      path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  std::FILE* file = create_new_file(temp, 0666);
   try {
     write(file);
     if (std::fflush(file) != 0 || ::fsync(::fileno(file)) != 0)

@@ -74,6 +74,7 @@ void Connection::read_body(size_t offset) {
 }
 
 void Connection::dispatch() {
+  if (opener_ && open_pool_) return open_on_pool();
   wire::Envelope message;
   try {
     if (opener_) opener_->open(header_, body_);
@@ -82,41 +83,136 @@ void Connection::dispatch() {
     return fail(e.what());
   }
   if (body_.capacity() > (1u << 20)) body_ = {};  // a large frame's buffer is not kept around
-  try {
-    if (on_message_) on_message_(message);
-  } catch (const ProtocolError& e) {
-    return fail(e.what());
-  } catch (const std::exception& e) {
-    return fail(std::string("could not handle a ") + body_name(message) + ": " + e.what());
+  if (handle(message)) continue_reading();
+}
+
+// Every sealed frame goes through incoming_, so the handler sees them in arrival order: small ones
+// are opened here at once, large ones on the pool while the next frames are read.
+void Connection::open_on_pool() {
+  struct Sealed {
+    std::array<uint8_t, 4> header;
+    std::vector<uint8_t> payload;
+    SealTicket ticket;
+  };
+  auto incoming = std::make_shared<Incoming>();
+  incoming->bytes = body_.size();
+  incoming_.push_back(incoming);
+  opening_bytes_ += incoming->bytes;
+  // The sequence number is taken here, in arrival order, whichever thread opens the frame.
+  auto sealed = std::make_shared<Sealed>(Sealed{header_, std::move(body_), opener_->next()});
+  body_ = {};
+  const auto open = [opener = opener_, sealed, incoming] {
+    try {
+      opener->open(sealed->header, sealed->payload, std::move(sealed->ticket));
+      incoming->message = decode_body(sealed->payload);
+    } catch (const std::exception& e) {
+      incoming->error = e.what();
+    }
+    sealed->payload = {};
+    incoming->ready.store(true, std::memory_order_release);
+  };
+  if (incoming->bytes < kPooledOpenBytes) {
+    open();
+    deliver_ready();
+  } else {
+    open_pool_->post([self = shared_from_this(), open, io = socket_.get_executor()] {
+      open();
+      asio::post(io, [self] { self->deliver_ready(); });
+    });
   }
   continue_reading();
 }
 
+void Connection::deliver_ready() {
+  while (!incoming_.empty() && incoming_.front()->ready.load(std::memory_order_acquire)) {
+    if (closed_ || closing_ || stop_reading_) {
+      incoming_.clear();
+      opening_bytes_ = 0;
+      return;
+    }
+    const auto incoming = std::move(incoming_.front());
+    incoming_.pop_front();
+    opening_bytes_ -= incoming->bytes;
+    if (!incoming->error.empty()) return fail(incoming->error);
+    if (!handle(incoming->message)) return;
+  }
+  resume_reading();
+}
+
+bool Connection::handle(wire::Envelope& message) {
+  try {
+    if (on_message_) on_message_(message);
+  } catch (const ProtocolError& e) {
+    fail(e.what());
+    return false;
+  } catch (const std::exception& e) {
+    fail(std::string("could not handle a ") + body_name(message) + ": " + e.what());
+    return false;
+  }
+  return true;
+}
+
 void Connection::continue_reading() {
   if (closed_ || closing_ || stop_reading_) return;
-  if (pause_threshold_ && queued_bytes_ > pause_threshold_) {
+  if ((pause_threshold_ && queued_bytes_ > pause_threshold_) || opening_bytes_ > kMaxOpeningBytes) {
     reading_paused_ = true;
     return;
   }
   read_header();
 }
 
+void Connection::resume_reading() {
+  if (!reading_paused_ || closed_ || closing_ || stop_reading_) return;
+  if (pause_threshold_ && queued_bytes_ > pause_threshold_ / 2) return;
+  if (opening_bytes_ > kMaxOpeningBytes / 2) return;
+  reading_paused_ = false;
+  read_header();
+}
+
 void Connection::seal_session(const SessionKeys& keys, Role self) {
   const bool master = self == Role::master;
-  opener_ = std::make_unique<FrameOpener>(master ? keys.worker_to_master : keys.master_to_worker);
+  opener_ = std::make_shared<FrameOpener>(master ? keys.worker_to_master : keys.master_to_worker);
+  auto sealer = std::make_shared<FrameSealer>(master ? keys.master_to_worker : keys.worker_to_master);
   std::lock_guard lock(send_mutex_);
-  sealer_ = std::make_unique<FrameSealer>(master ? keys.master_to_worker : keys.worker_to_master);
+  sealer_ = std::move(sealer);
   sealed_ = true;
 }
 
 void Connection::send(const wire::Envelope& message, std::function<void()> on_written) {
   Outgoing outgoing{encode_frame(message), std::move(on_written)};
-  std::lock_guard lock(send_mutex_);
-  if (sealer_) sealer_->seal(outgoing.frame);
-  queued_bytes_ += outgoing.frame.size();
-  asio::post(socket_.get_executor(), [self = shared_from_this(), o = std::move(outgoing)]() mutable {
-    self->enqueue(std::move(o));
-  });
+  uint64_t slot = 0;
+  std::shared_ptr<FrameSealer> sealer;
+  std::optional<SealTicket> ticket;
+  {
+    std::lock_guard lock(send_mutex_);
+    slot = next_slot_++;
+    if (sealer_) {
+      sealer = sealer_;
+      ticket.emplace(sealer_->next());
+    }
+  }
+  std::optional<Outgoing> sealed;
+  std::string failure;
+  try {
+    if (sealer) sealer->seal(outgoing.frame, std::move(*ticket));
+    sealed = std::move(outgoing);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  {
+    std::lock_guard lock(send_mutex_);
+    if (sealed) queued_bytes_ += sealed->frame.size();
+    finished_.emplace(slot, std::move(sealed));
+    while (!finished_.empty() && finished_.begin()->first == next_posted_slot_) {
+      auto node = finished_.extract(finished_.begin());
+      ++next_posted_slot_;
+      if (!node.mapped()) continue;  // its sequence number is lost: the connection closes below
+      asio::post(socket_.get_executor(), [self = shared_from_this(), o = std::move(*node.mapped())]() mutable {
+        self->enqueue(std::move(o));
+      });
+    }
+  }
+  if (!failure.empty()) close("could not seal a " + body_name(message) + ": " + failure);
 }
 
 void Connection::enqueue(Outgoing outgoing) {
@@ -140,10 +236,7 @@ void Connection::write_next() {
     self->queue_.pop_front();
     if (done) done();
     if (self->closed_) return;
-    if (self->reading_paused_ && !self->stop_reading_ && self->queued_bytes_ <= self->pause_threshold_ / 2) {
-      self->reading_paused_ = false;
-      self->read_header();
-    }
+    self->resume_reading();
     if (!self->queue_.empty()) return self->write_next();
     if (self->closing_) self->do_close(self->closing_reason_);
   });
@@ -230,6 +323,8 @@ void Connection::do_close(const std::string& reason) {
   for (const auto& o : queue_) queued_bytes_ -= o.frame.size();
   queue_.clear();
   body_ = {};
+  incoming_.clear();
+  opening_bytes_ = 0;
   auto on_close = std::move(on_close_);
   on_message_ = nullptr;  // handlers usually hold the owner: drop them to break the cycle
   make_heartbeat_ = nullptr;

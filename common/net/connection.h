@@ -5,15 +5,25 @@
 // may be called from any thread. Protocol violations end the connection with a reason that is
 // logged locally and sent to the peer as a fatal Error. Once the handshake is done, seal_session()
 // switches both directions to sealed frames (frame_cipher.h).
+//
+// Sealing and opening run off the io thread where they can: send() seals on the calling thread
+// (a worker's tile encoder threads seal their tiles side by side), and with set_open_pool() large
+// sealed frames are opened and parsed on a pool while the io thread reads on. Order is kept both
+// ways: a frame's place on the stream and its sequence number are taken together when send()
+// starts, and frames go to the socket in that order once sealed; received frames take their
+// sequence numbers in arrival order and reach the handler in that order once opened.
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/base/task_pool.h"
 #include "common/net/asio.h"
 #include "common/net/auth.h"
 #include "common/net/frame_cipher.h"
@@ -34,8 +44,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // handler that throws ProtocolError ends the connection with that reason.
   void start(MessageHandler on_message, CloseHandler on_close);
 
-  // Any thread. The frame is encoded on the calling thread. `on_written` runs on the io thread
-  // once the bytes are handed to the kernel (never if the connection closes first).
+  // Any thread. The frame is encoded and sealed on the calling thread; frames go out in the order
+  // their send() calls began. `on_written` runs on the io thread once the bytes are handed to the
+  // kernel (never if the connection closes first).
   void send(const wire::Envelope& message, std::function<void()> on_written = {});
   // Any thread: closes now, dropping queued output.
   void close(const std::string& reason);
@@ -48,6 +59,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // after the current one is sealed with the session key of its direction; `self` is this end.
   void seal_session(const SessionKeys& keys, Role self);
   bool sealed() const { return sealed_; }
+  // Before start(): sealed frames of at least kPooledOpenBytes are opened and parsed on `pool`
+  // (which must outlive the connection's io), up to kMaxOpeningBytes of them at a time.
+  void set_open_pool(TaskPool* pool) { open_pool_ = pool; }
+  static constexpr size_t kPooledOpenBytes = 64 * 1024;
+  static constexpr size_t kMaxOpeningBytes = 64 * 1024 * 1024;
   // Io thread. Largest frame accepted from the peer (kHandshakeFrameBytes until raised).
   void set_frame_limit(size_t bytes) { frame_limit_ = bytes; }
   // Io thread. Sends make() every `interval`, and closes when nothing arrived for `timeout`.
@@ -73,10 +89,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::vector<uint8_t> frame;
     std::function<void()> on_written;
   };
+  // A received frame on its way to the handler: opened inline or on the pool.
+  struct Incoming {
+    wire::Envelope message;
+    std::string error;                // set instead of message when the frame did not open or parse
+    size_t bytes = 0;
+    std::atomic<bool> ready{false};   // set on the pool, read on the io thread
+  };
   void read_header();
   void read_body(size_t offset);
   void dispatch();
+  void open_on_pool();
+  void deliver_ready();
+  bool handle(wire::Envelope& message);  // false when the connection is ending
   void continue_reading();
+  void resume_reading();
   void enqueue(Outgoing outgoing);
   void write_next();
   void heartbeat_tick();
@@ -92,7 +119,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<uint8_t> body_;
   size_t frame_limit_;
   size_t pause_threshold_ = 0;
-  bool reading_paused_ = false;
+  bool reading_paused_ = false;  // no read outstanding: waiting for output to drain or frames to open
+  TaskPool* open_pool_ = nullptr;
+  std::deque<std::shared_ptr<Incoming>> incoming_;  // io thread: frames read, not yet handled
+  size_t opening_bytes_ = 0;                        // io thread: their bytes
   bool writing_ = false;
   bool closing_ = false;  // close after the queue drains
   std::string closing_reason_;
@@ -104,9 +134,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer heartbeat_timer_, deadline_timer_, flush_timer_;
   Clock::duration heartbeat_interval_{}, heartbeat_timeout_{};
   std::function<wire::Heartbeat()> make_heartbeat_;
-  std::mutex send_mutex_;  // sealing and posting in one step keeps frames in sequence order
-  std::unique_ptr<FrameSealer> sealer_;     // guarded by send_mutex_
-  std::unique_ptr<FrameOpener> opener_;     // io thread
+  // Outgoing order: send() takes a slot (and, sealed, a sequence number) under send_mutex_,
+  // seals without it, then hands the frame over; frames are posted to the io thread strictly in
+  // slot order, so the stream carries sequence numbers in order whichever thread sealed first.
+  std::mutex send_mutex_;
+  uint64_t next_slot_ = 0;                  // guarded by send_mutex_
+  uint64_t next_posted_slot_ = 0;           // guarded by send_mutex_
+  std::map<uint64_t, std::optional<Outgoing>> finished_;  // guarded: sealed ahead of an earlier slot (nullopt: failed)
+  std::shared_ptr<FrameSealer> sealer_;     // guarded by send_mutex_
+  std::shared_ptr<FrameOpener> opener_;     // io thread; shared with opening tasks
   std::atomic<bool> sealed_{false};
 };
 

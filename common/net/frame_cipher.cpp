@@ -1,5 +1,6 @@
 #include "common/net/frame_cipher.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <array>
@@ -29,38 +30,75 @@ EVP_CIPHER_CTX* keyed_context(const SessionKey& key, bool encrypt) {
 
 }  // namespace
 
-FrameSealer::FrameSealer(const SessionKey& key) : ctx_(keyed_context(key, true)) {}
-FrameSealer::~FrameSealer() { EVP_CIPHER_CTX_free(ctx_); }
+uint64_t SealTicket::take() {
+  if (sequence_ == kUsed) throw Error("a frame's sequence number was used twice (a bug)");
+  const uint64_t sequence = sequence_;
+  sequence_ = kUsed;
+  return sequence;
+}
 
-void FrameSealer::seal(std::vector<uint8_t>& frame) {
+SessionCipher::SessionCipher(const SessionKey& key, bool encrypt) : key_(key), encrypt_(encrypt) {
+  idle_.push_back(keyed_context(key_, encrypt_));  // fails here, not on the first frame
+}
+
+SessionCipher::~SessionCipher() {
+  for (EVP_CIPHER_CTX* ctx : idle_) EVP_CIPHER_CTX_free(ctx);
+  OPENSSL_cleanse(key_.data(), key_.size());
+}
+
+SealTicket SessionCipher::next() {
+  std::lock_guard lock(mutex_);
+  if (next_sequence_ == SealTicket::kUsed) throw Error("the session ran out of sequence numbers");
+  return SealTicket(next_sequence_++);
+}
+
+EVP_CIPHER_CTX* SessionCipher::acquire() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      EVP_CIPHER_CTX* ctx = idle_.back();
+      idle_.pop_back();
+      return ctx;
+    }
+  }
+  return keyed_context(key_, encrypt_);
+}
+
+void SessionCipher::release(EVP_CIPHER_CTX* ctx) {
+  std::lock_guard lock(mutex_);
+  idle_.push_back(ctx);
+}
+
+void FrameSealer::seal(std::vector<uint8_t>& frame, SealTicket ticket) {
+  const auto nonce = nonce_for(take(ticket));
   const size_t body = frame.size() - kFrameHeaderBytes;
   const uint32_t sealed_length = uint32_t(body + kSealTagBytes);
   for (size_t i = 0; i < kFrameHeaderBytes; ++i) frame[i] = uint8_t(sealed_length >> (8 * i));
-  const auto nonce = nonce_for(sequence_++);
   int n = 0;
   frame.resize(frame.size() + kSealTagBytes);
   uint8_t* data = frame.data() + kFrameHeaderBytes;
-  if (EVP_EncryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce.data()) != 1 ||
-      EVP_EncryptUpdate(ctx_, nullptr, &n, frame.data(), int(kFrameHeaderBytes)) != 1 ||
-      EVP_EncryptUpdate(ctx_, data, &n, data, int(body)) != 1 || EVP_EncryptFinal_ex(ctx_, data + body, &n) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, int(kSealTagBytes), data + body) != 1)
-    throw Error("sealing a frame failed (OpenSSL)");
+  EVP_CIPHER_CTX* ctx = acquire();
+  const bool ok = EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce.data()) == 1 &&
+                  EVP_EncryptUpdate(ctx, nullptr, &n, frame.data(), int(kFrameHeaderBytes)) == 1 &&
+                  EVP_EncryptUpdate(ctx, data, &n, data, int(body)) == 1 && EVP_EncryptFinal_ex(ctx, data + body, &n) == 1 &&
+                  EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, int(kSealTagBytes), data + body) == 1;
+  release(ctx);
+  if (!ok) throw Error("sealing a frame failed (OpenSSL)");
 }
 
-FrameOpener::FrameOpener(const SessionKey& key) : ctx_(keyed_context(key, false)) {}
-FrameOpener::~FrameOpener() { EVP_CIPHER_CTX_free(ctx_); }
-
-void FrameOpener::open(std::span<const uint8_t, 4> header, std::vector<uint8_t>& payload) {
-  const uint64_t sequence = sequence_++;
+void FrameOpener::open(std::span<const uint8_t, 4> header, std::vector<uint8_t>& payload, SealTicket ticket) {
+  const uint64_t sequence = take(ticket);
   if (payload.size() < kSealTagBytes) throw ProtocolError("sealed frame shorter than its tag");
   const size_t body = payload.size() - kSealTagBytes;
   const auto nonce = nonce_for(sequence);
   int n = 0;
   uint8_t* data = payload.data();
-  const bool ok = EVP_DecryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce.data()) == 1 &&
-                  EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, int(kSealTagBytes), data + body) == 1 &&
-                  EVP_DecryptUpdate(ctx_, nullptr, &n, header.data(), int(header.size())) == 1 &&
-                  EVP_DecryptUpdate(ctx_, data, &n, data, int(body)) == 1 && EVP_DecryptFinal_ex(ctx_, data + body, &n) == 1;
+  EVP_CIPHER_CTX* ctx = acquire();
+  const bool ok = EVP_DecryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce.data()) == 1 &&
+                  EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, int(kSealTagBytes), data + body) == 1 &&
+                  EVP_DecryptUpdate(ctx, nullptr, &n, header.data(), int(header.size())) == 1 &&
+                  EVP_DecryptUpdate(ctx, data, &n, data, int(body)) == 1 && EVP_DecryptFinal_ex(ctx, data + body, &n) == 1;
+  release(ctx);
   if (!ok)
     throw ProtocolError("frame " + std::to_string(sequence) +
                         " of the session does not authenticate (altered, injected, replayed or reordered)");

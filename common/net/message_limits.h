@@ -16,8 +16,10 @@ inline constexpr uint32_t kMaxTileSide = 1024;
 inline constexpr uint32_t kMinTileSide = 8;
 inline constexpr uint32_t kMaxImageSide = 16384;
 inline constexpr uint32_t kMaxTilesPerFrame = 1u << 18;
-// A worker flushes a batch before it grows past this many bytes of tile data.
-inline constexpr size_t kMaxBatchPayloadBytes = 32 * 1024 * 1024;
+// A worker sends a frame's batch (reply BATCH) in parts of about this many bytes of tile data
+// (a part is sent once it reaches this size, the last one when the frame's tiles are done):
+// each part is sealed and opened on its own thread, side by side, and costs 30 bytes of framing.
+inline constexpr size_t kBatchPartBytes = 512 * 1024;
 
 // Largest serialized size allowed for a body type.
 size_t max_body_bytes(wire::Envelope::BodyCase body);

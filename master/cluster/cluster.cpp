@@ -34,7 +34,7 @@ void Cluster::start() {
 
 void Cluster::open_link(int worker) {
   if (stopping_) return;
-  auto link = std::make_shared<WorkerLink>(io_, worker, addresses_[size_t(worker)], options_, scene_,
+  auto link = std::make_shared<WorkerLink>(io_, worker, addresses_[size_t(worker)], options_, scene_, &tile_pool_,
                                            [this](LinkEvent e) { on_event(std::move(e)); });
   {
     std::lock_guard lock(mutex_);

@@ -2,12 +2,14 @@
 // The master's set of workers: one io thread running every WorkerLink, events for the
 // scheduling thread in one queue, and background reconnects so a lost or unreachable worker
 // can rejoin later.
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "common/base/task_pool.h"
 #include "common/net/asio.h"
 #include "master/cluster/event_queue.h"
 #include "master/cluster/worker_link.h"
@@ -32,6 +34,9 @@ class Cluster {
   void drop(int worker, const std::string& reason);
   size_t size() const { return addresses_.size(); }
   const net::HostPort& address(int worker) const { return addresses_[size_t(worker)]; }
+  // The master's tile threads: they open and parse the workers' large sealed frames and, for the
+  // session, decode and composite tiles.
+  TaskPool& tile_pool() { return tile_pool_; }
   void stop();
 
  private:
@@ -54,6 +59,10 @@ class Cluster {
   std::chrono::steady_clock::time_point startup_ends_;
   EventQueue<LinkEvent> events_;
   bool stopping_ = false;
+  // Half the cores, at least two, so that opening one part of a batch and compositing the tiles of
+  // the one before overlap. Last: drained first, while the io context and the event queue its
+  // tasks post to still exist.
+  TaskPool tile_pool_{std::max(2u, std::thread::hardware_concurrency() / 2)};
 };
 
 }  // namespace tessera::master

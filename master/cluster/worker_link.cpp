@@ -11,12 +11,13 @@ namespace tessera::master {
 using net::ProtocolError;
 
 WorkerLink::WorkerLink(asio::io_context& io, int index, net::HostPort address, const LinkOptions& options,
-                       std::shared_ptr<const SceneFile> scene, Sink sink)
+                       std::shared_ptr<const SceneFile> scene, TaskPool* open_pool, Sink sink)
     : io_(io),
       index_(index),
       address_(std::move(address)),
       options_(options),
       scene_(std::move(scene)),
+      open_pool_(open_pool),
       sink_(std::move(sink)),
       resolver_(io),
       socket_(io),
@@ -58,6 +59,7 @@ void WorkerLink::connect() {
 
 void WorkerLink::connected(asio::ip::tcp::socket socket) {
   connection_ = net::Connection::create(std::move(socket));
+  connection_->set_open_pool(open_pool_);
   state_ = State::handshake;
   auto self = shared_from_this();
   connection_->start([self](wire::Envelope& m) { self->on_message(m); }, [self](const std::string& r) { self->on_closed(r); });

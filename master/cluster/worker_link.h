@@ -35,8 +35,9 @@ struct LinkOptions {
 class WorkerLink : public std::enable_shared_from_this<WorkerLink> {
  public:
   using Sink = std::function<void(LinkEvent)>;  // called on the io thread
+  // `open_pool` opens the link's large sealed frames (net::Connection::set_open_pool).
   WorkerLink(asio::io_context& io, int index, net::HostPort address, const LinkOptions& options,
-             std::shared_ptr<const SceneFile> scene, Sink sink);
+             std::shared_ptr<const SceneFile> scene, TaskPool* open_pool, Sink sink);
   // Io thread: starts connecting; ends in a ready or failed event (and later, maybe, lost).
   void connect();
   void send(const wire::Envelope& message);
@@ -58,6 +59,7 @@ class WorkerLink : public std::enable_shared_from_this<WorkerLink> {
   net::HostPort address_;
   const LinkOptions& options_;
   std::shared_ptr<const SceneFile> scene_;
+  TaskPool* open_pool_;
   Sink sink_;
   State state_ = State::connecting;
   std::string failure_;  // the first reason we know, reported instead of a vaguer later one

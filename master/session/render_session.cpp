@@ -444,7 +444,7 @@ void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wir
   result->Swap(&tile);
   Cluster* cluster = &cluster_;
   const uint64_t frame_id = result->frame_id();
-  composite_pool_.post([assembler, result, cluster, worker, frame_id] {
+  cluster_.tile_pool().post([assembler, result, cluster, worker, frame_id] {
     LinkEvent done;
     done.kind = LinkEvent::Kind::composited;
     done.worker = worker;

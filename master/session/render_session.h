@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "common/base/progress.h"
-#include "common/base/task_pool.h"
 #include "master/cluster/cluster.h"
 #include "master/frame/frame_assembler.h"
 #include "master/output/frame_writer.h"
@@ -43,7 +42,7 @@ class RenderSession final : private ScheduleOutput {
     size_t index = 0;
     PoseSample pose;
     wire::FrameRequest request;  // without tiles
-    // Shared with the composite pool, which decodes tiles straight into its image.
+    // Shared with the tile pool (Cluster::tile_pool), which decodes tiles straight into its image.
     std::shared_ptr<FrameAssembler> assembler;
     Clock::time_point opened;
     FrameRecord record;
@@ -117,7 +116,6 @@ class RenderSession final : private ScheduleOutput {
   std::unique_ptr<ProgressBar> status_;
   SessionObserver* observer_ = nullptr;
   uint64_t superseded_ = 0;  // refinement frames cancelled for a newer pose
-  TaskPool composite_pool_;
 };
 
 }  // namespace tessera::master

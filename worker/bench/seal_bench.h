@@ -3,6 +3,8 @@
 // frame's tile results as a worker sends them (one TileResult per tile, raw RGBA8 unless --zstd),
 // sealed as the worker does and opened as the master does, timed on this CPU. Raw tiles are the
 // most bytes a frame can take; the figure for a real run is its bytes per frame times the rate.
+// --threads N seals and opens the frame's messages on N threads at once, as a worker's encode
+// threads and the master's tile threads do, and times the wall clock of the whole frame.
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -20,6 +22,7 @@ class SealCommand {
   uint32_t tile_ = 128;
   int frames_ = 30;
   int zstd_level_ = 0;
+  unsigned threads_ = 1;
 };
 
 }  // namespace tessera::bench

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/base/error.h"
+#include "common/base/file_io.h"
 #include "common/base/hash.h"
 #include "common/base/version.h"
 #include "common/net/auth.h"
@@ -26,6 +27,8 @@ namespace {
 constexpr size_t kMaxFramesKept = 16;               // frames a connection may have open at once
 constexpr uint64_t kMaxQueuedTiles = 2 * net::kMaxTilesPerFrame;
 constexpr uint64_t kMaxBatchPixels = uint64_t(1) << 22;  // raytrace tiles of one launch (16 MiB of RGBA8)
+// vct tiles of one launch: 64 MiB of surface records between its two kernels (a 1024x1024 eye at once).
+constexpr uint64_t kMaxVctBatchPixels = uint64_t(1) << 20;
 constexpr uint64_t kMaxUnitsEncoding = 1024;             // rendered tiles waiting for an encoder, per connection
 // Work of one pathtrace tile (pixels x samples per eye): bounds what one request can ask of the device.
 constexpr uint64_t kMaxTilePixelSamples = uint64_t(1) << 30;
@@ -231,10 +234,12 @@ void WorkerSession::handle_load_scene(const wire::LoadScene& load) {
   push_.received = 0;
   push_.name = load.name();
   push_.temp = context_.scenes.temp_path_for_push(hash);
-  push_.file = std::fopen(push_.temp.c_str(), "wb");
-  if (!push_.file) {
+  try {  // a new file only (never through a link or file already there), readable by this user alone
+    push_.file = create_new_file(push_.temp, 0600);
+  } catch (const Error& e) {
     status.set_state(wire::SceneStatus::FAILED);
-    status.set_message("scene " + hash64_hex(hash) + " is missing and the scene directory is not writable");
+    status.set_message("scene " + hash64_hex(hash) + " is missing and cannot be received into the scene directory: " + e.what());
+    net::log_warning(peer() + ": " + status.message());
     connection_->send(m);
     return;
   }
@@ -479,9 +484,11 @@ bool WorkerSession::take_batch(Batch& batch) {
   if (pending_.empty()) return false;
   batch.frame = pending_.front().frame;
   const Frame& frame = *batch.frame;
-  // Raytrace renders all its queued tiles (up to a bound) in one launch; the other modes go a
+  // Raytrace and vct render all their queued tiles (up to a bound) in one launch; pathtrace goes a
   // tile (pair) at a time, each its own launches already.
-  const uint64_t max_pixels = frame.mode == Frame::Mode::raytrace ? kMaxBatchPixels : 1;
+  const uint64_t max_pixels = frame.mode == Frame::Mode::raytrace ? kMaxBatchPixels
+                              : frame.mode == Frame::Mode::vct    ? kMaxVctBatchPixels
+                                                                  : 1;
   uint64_t pixels = 0;
   while (!pending_.empty() && pending_.front().frame == batch.frame) {
     Work& work = pending_.front();
@@ -528,16 +535,21 @@ void WorkerSession::render_batch(Batch& batch) {
   std::vector<Unit> units(batch.tiles.size());
   BatchTiming timing;
   uint64_t total_pixels = 0;
+  // A batched launch's tiles, one after another in its output, a unit each.
+  const auto lay_out_batch = [&] {
+    std::vector<BatchTile> tiles;
+    for (size_t i = 0; i < batch.tiles.size(); ++i) {
+      const net::TileSpec spec = frame->grid.tile(batch.tiles[i].first);
+      tiles.push_back({{spec.x0, spec.y0, spec.width, spec.height}, spec.eye, total_pixels});
+      units[i].outputs.push_back({batch.tiles[i].first, spec, total_pixels});
+      total_pixels += uint64_t(spec.width) * spec.height;
+    }
+    return tiles;
+  };
   try {
     switch (frame->mode) {
       case Frame::Mode::raytrace: {
-        std::vector<BatchTile> tiles;
-        for (size_t i = 0; i < batch.tiles.size(); ++i) {
-          const net::TileSpec spec = frame->grid.tile(batch.tiles[i].first);
-          tiles.push_back({{spec.x0, spec.y0, spec.width, spec.height}, spec.eye, total_pixels});
-          units[i].outputs.push_back({batch.tiles[i].first, spec, total_pixels});
-          total_pixels += uint64_t(spec.width) * spec.height;
-        }
+        const std::vector<BatchTile> tiles = lay_out_batch();
         TileRenderer& renderer = *frame->scene->renderer;
         auto pixels = renderer.host_pixels(total_pixels);
         timing = renderer.render_raytrace_batch(frame->cameras, frame->settings, tiles, pixels->pixels, stop);
@@ -568,20 +580,10 @@ void WorkerSession::render_batch(Batch& batch) {
       case Frame::Mode::vct: {
         VctGridSlot& grid = vct_grid(*frame->scene, context_.scenes.renderer_options(), frame->vct_options);
         set_vct_lights(grid, frame->move_light, frame->move_light_index);
-        for (const auto& [tile, received] : batch.tiles) total_pixels += frame->grid.tile(tile).width * uint64_t(frame->grid.tile(tile).height);
+        const std::vector<BatchTile> tiles = lay_out_batch();
         auto pixels = frame->scene->renderer->host_pixels(total_pixels);
-        uint64_t offset = 0;
-        for (size_t i = 0; i < batch.tiles.size(); ++i) {
-          if (stop()) throw RenderCanceled();
-          const net::TileSpec spec = frame->grid.tile(batch.tiles[i].first);
-          const uint64_t n = uint64_t(spec.width) * spec.height;
-          grid.renderer->render_tile(frame->cameras[spec.eye], frame->settings, frame->vct_frame,
-                                     {spec.x0, spec.y0, spec.width, spec.height}, pixels->pixels.subspan(offset, n));
-          units[i].outputs.push_back({batch.tiles[i].first, spec, offset});
-          units[i].pixels = pixels;
-          offset += n;
-        }
-        timing.launch_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();  // with its readbacks
+        timing = grid.renderer->render_tiles(frame->cameras, frame->settings, frame->vct_frame, tiles, pixels->pixels, stop);
+        for (auto& unit : units) unit.pixels = pixels;
         break;
       }
     }
@@ -656,41 +658,45 @@ void WorkerSession::encode_and_send(const std::shared_ptr<Frame>& frame, Unit& u
   }
   unit.pixels.reset();  // pinned memory back to the renderer's pool
 
-  std::lock_guard lock(mutex_);
-  --units_encoding_;
-  if (frame->canceled || !connection_->is_open()) return;
-  --frame->queued;
-  --queued_tiles_;
-  if (frame->reply == wire::EACH_TILE) {
-    wire::Envelope m;
-    if (results.size() == 1) {
-      *m.mutable_tile_result() = std::move(results[0]);
-    } else {  // both eyes of a pair in one message
-      auto& batch = *m.mutable_tile_batch();
+  // Chosen under the lock, serialized and sealed after it: the encoder threads seal their
+  // messages side by side (Connection::send keeps each frame's place and sequence number).
+  wire::Envelope out;
+  {
+    std::lock_guard lock(mutex_);
+    --units_encoding_;
+    if (frame->canceled || !connection_->is_open()) return;
+    --frame->queued;
+    --queued_tiles_;
+    if (frame->reply == wire::EACH_TILE) {
+      if (results.size() == 1) {
+        *out.mutable_tile_result() = std::move(results[0]);
+      } else {  // both eyes of a pair in one message
+        auto& batch = *out.mutable_tile_batch();
+        batch.set_frame_id(frame->id);
+        for (auto& r : results) *batch.add_tiles() = std::move(r);
+      }
+    } else {
+      auto& batch = *frame->batch.mutable_tile_batch();
       batch.set_frame_id(frame->id);
-      for (auto& r : results) *batch.add_tiles() = std::move(r);
+      for (auto& r : results) {
+        frame->batch_bytes += r.data().size();
+        *batch.add_tiles() = std::move(r);
+        frame->batch_received.push_back(received);
+      }
+      // The frame's batch goes out in parts of about kBatchPartBytes, so that parts are sealed
+      // here and opened on the master side by side instead of one after another.
+      if (frame->queued != 0 && frame->batch_bytes < net::kBatchPartBytes) return;
+      // The tiles waited here for the rest of the part: their time on the worker ends now.
+      const auto now = Clock::now();
+      for (int i = 0; i < batch.tiles_size(); ++i)
+        batch.mutable_tiles(i)->set_worker_us(uint32_t(std::clamp<int64_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(now - frame->batch_received[size_t(i)]).count(), 0, UINT32_MAX)));
+      out.Swap(&frame->batch);
+      frame->batch_bytes = 0;
+      frame->batch_received.clear();
     }
-    connection_->send(m);
-    return;
   }
-  auto& batch = *frame->batch.mutable_tile_batch();
-  batch.set_frame_id(frame->id);
-  for (auto& r : results) {
-    frame->batch_bytes += r.data().size();
-    *batch.add_tiles() = std::move(r);
-    frame->batch_received.push_back(received);
-  }
-  if (frame->queued == 0 || frame->batch_bytes >= net::kMaxBatchPayloadBytes) {
-    // The tiles waited here for the rest of the batch: their time on the worker ends now.
-    const auto now = Clock::now();
-    for (int i = 0; i < batch.tiles_size(); ++i)
-      batch.mutable_tiles(i)->set_worker_us(uint32_t(std::clamp<int64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(now - frame->batch_received[size_t(i)]).count(), 0, UINT32_MAX)));
-    connection_->send(frame->batch);
-    frame->batch.Clear();
-    frame->batch_bytes = 0;
-    frame->batch_received.clear();
-  }
+  connection_->send(out);
 }
 
 }  // namespace tessera::worker

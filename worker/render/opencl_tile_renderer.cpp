@@ -8,7 +8,7 @@
 #include "common/base/error.h"
 #include "common/cl/commands.h"
 #include "common/cl/pinned_memory.h"
-#include "kernels/render/tile_batch.h"
+#include "worker/render/batch_launch_list.h"
 #include "worker/render/pixel_work_items.h"
 
 namespace tessera {
@@ -116,25 +116,13 @@ BatchTiming OpenClTileRenderer::render_raytrace_batch(const std::array<CameraPar
   if (tiles.empty()) return {};
   if (stop && stop()) throw RenderCanceled();
   cl::Kernel& batch_kernel = *batch_kernel_;
-  std::vector<cl_uint> list;
-  list.reserve(tiles.size() * TS_BATCH_TILE_WORDS);
-  uint32_t max_w = 0, max_h = 0;
-  uint64_t total = 0;
-  for (const BatchTile& t : tiles) {
-    const uint64_t pixels = uint64_t(t.rect.width) * t.rect.height;
-    if (t.eye > 1 || t.offset + pixels > out.size() || t.offset > UINT32_MAX - pixels)
-      throw Error("batch tile outside the batch's output");
-    list.insert(list.end(), {cl_uint(t.rect.x0), cl_uint(t.rect.y0), cl_uint(t.rect.width), cl_uint(t.rect.height),
-                             cl_uint(t.eye), cl_uint(t.offset)});
-    max_w = std::max(max_w, t.rect.width);
-    max_h = std::max(max_h, t.rect.height);
-    total = std::max(total, t.offset + pixels);
-  }
+  const BatchLaunchList list = batch_launch_list(tiles, out.size());
+  const uint64_t total = list.pixels;
   const auto start = std::chrono::steady_clock::now();
-  budget_.ensure(tile_list_, "tile_list", list.size() * sizeof(cl_uint), cl::BufferAccess::read_only);
-  cl::write_buffer(device_, tile_list_, list);
+  budget_.ensure(tile_list_, "tile_list", list.words.size() * sizeof(cl_uint), cl::BufferAccess::read_only);
+  cl::write_buffer(device_, tile_list_, list.words);
   cl::Buffer& output = output_buffer(total * 4);
-  const cl::Range2D per_tile = pixel_work_items(device_, max_w, max_h);
+  const cl::Range2D per_tile = pixel_work_items(device_, list.max_width, list.max_height);
   cl_uint arg = scene_.set_scene_args(batch_kernel, 0);
   arg = scene_.set_shading_args(batch_kernel, arg);
   batch_kernel.set_arg(arg++, settings);

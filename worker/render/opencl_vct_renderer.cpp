@@ -1,11 +1,13 @@
 #include "worker/render/opencl_vct_renderer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "common/base/error.h"
 #include "common/cl/commands.h"
 #include "common/cl/launch_1d.h"
+#include "worker/render/batch_launch_list.h"
 #include "worker/render/pixel_work_items.h"
 
 namespace tessera {
@@ -47,6 +49,8 @@ OpenClVctRenderer::OpenClVctRenderer(const PackedScene& scene, const std::string
       tile_shade_(program_.kernel("vct_tile_shade")),
       options_(options),
       lights_(std::move(lights)) {
+  if (!cl::uses_cpu_paths(device_))
+    batch_.emplace(BatchKernels{program_.kernel("vct_tiles"), program_.kernel("vct_tiles_primary"), program_.kernel("vct_tiles_shade")});
   build_times_ = build();
 }
 
@@ -274,6 +278,78 @@ void OpenClVctRenderer::render_tile(const CameraParams& camera, const RenderSett
   last_primary_ms_ = primary.timing().run_ms();
   last_shade_ms_ = shade.timing().run_ms();
   last_tile_ms_ = last_primary_ms_ + last_shade_ms_;
+}
+
+BatchTiming OpenClVctRenderer::render_tiles(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                                            const VctFrameSettings& frame, std::span<const BatchTile> tiles,
+                                            std::span<uint32_t> out, const StopRequested& stop) {
+  // CPU devices: tile-sized launches are the fast ones there (as for raytrace batches).
+  if (!batch_) return VctRenderer::render_tiles(cameras, settings, frame, tiles, out, stop);
+  if (tiles.empty()) return {};
+  if (stop && stop()) throw RenderCanceled();
+  const BatchLaunchList list = batch_launch_list(tiles, out.size());
+  const auto start = std::chrono::steady_clock::now();
+  budget_.ensure(tile_list_, "tile_list", list.words.size() * sizeof(cl_uint), cl::BufferAccess::read_only);
+  cl::write_buffer(device_, tile_list_, list.words);
+  budget_.ensure(output_, "tile_output", list.pixels * 4, cl::BufferAccess::write_only);
+  const VctSettings vs = make_vct_settings(frame, params_, uint32_t(lights_.size()));
+  const cl::Range2D per_tile = pixel_work_items(device_, list.max_width, list.max_height);
+  const cl::Range2D global{per_tile.x, per_tile.y * tiles.size()}, local{kTileLocal, kTileLocal};
+  // What both the whole and the shade kernel take: the scene, the eyes, the grid.
+  auto set_shade_args = [&](cl::Kernel& k) {
+    cl_uint arg = scene_.set_scene_args(k, 0);
+    arg = scene_.set_shading_args(k, arg);
+    k.set_arg(arg++, settings);
+    k.set_arg(arg++, cameras[0]);
+    k.set_arg(arg++, cameras[1]);
+    k.set_arg(arg++, params_);
+    k.set_arg(arg++, map_);
+    k.set_arg(arg++, bricks_);
+    k.set_arg(arg++, radiance_);
+    k.set_arg(arg++, dense_);
+    k.set_arg(arg++, vs);
+    k.set_arg(arg++, lights_buffer_);
+    k.set_arg(arg++, tile_list_);
+    k.set_arg(arg++, cl_uint(tiles.size()));
+    k.set_arg(arg++, cl_uint(per_tile.y));
+    return arg;
+  };
+  std::vector<cl::Event> runs;
+  if (!split_tile_ || vs.output == TS_VCT_OUTPUT_AO_REFERENCE) {
+    batch_->whole.set_arg(set_shade_args(batch_->whole), output_);
+    runs.push_back(cl::launch_2d(device_, batch_->whole, global, local));
+  } else {
+    budget_.ensure(records_, "vct_surface_records", list.pixels * TS_VCT_SURFACE_PLANES * 16);
+    cl::Kernel& primary = batch_->primary;
+    cl_uint arg = scene_.set_scene_args(primary, 0);
+    arg = scene_.set_shading_args(primary, arg);
+    primary.set_arg(arg++, settings);
+    primary.set_arg(arg++, cameras[0]);
+    primary.set_arg(arg++, cameras[1]);
+    primary.set_arg(arg++, tile_list_);
+    primary.set_arg(arg++, cl_uint(tiles.size()));
+    primary.set_arg(arg++, cl_uint(per_tile.y));
+    primary.set_arg(arg++, cl_uint(list.pixels));
+    primary.set_arg(arg++, records_);
+    arg = set_shade_args(batch_->shade);
+    batch_->shade.set_arg(arg++, cl_uint(list.pixels));
+    batch_->shade.set_arg(arg++, records_);
+    batch_->shade.set_arg(arg++, output_);
+    runs.push_back(cl::launch_2d(device_, primary, global, local));
+    runs.push_back(cl::launch_2d(device_, batch_->shade, global, local));
+  }
+  // The readback queues behind the launches; waiting on it waits for all.
+  const cl::Event read = cl::read_buffer_async(device_, output_, out.data(), list.pixels * 4);
+  read.wait();
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  last_primary_ms_ = runs.size() == 2 ? runs[0].timing().run_ms() : 0;
+  last_shade_ms_ = runs.size() == 2 ? runs[1].timing().run_ms() : 0;
+  last_tile_ms_ = 0;
+  for (const auto& run : runs) last_tile_ms_ += run.timing().run_ms();
+  BatchTiming timing;
+  timing.readback_ms = read.timing().run_ms();
+  timing.launch_ms = std::max(0.0, wall_ms - timing.readback_ms);
+  return timing;
 }
 
 cpu::VctGridData OpenClVctRenderer::read_grid() const {

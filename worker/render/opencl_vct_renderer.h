@@ -7,6 +7,8 @@
 //   relight  vct_relight -> vct_mip per level
 //   tile     vct_tile_primary -> vct_tile_shade (a surface record a pixel between them), or vct_tile
 //            alone for the AO reference output
+//   batch    on GPUs the same over a worker's batch of tiles in one launch each: vct_tiles_primary ->
+//            vct_tiles_shade, or vct_tiles (CPU devices render a batch tile by tile)
 #include <optional>
 
 #include "common/cl/device.h"
@@ -30,6 +32,9 @@ class OpenClVctRenderer final : public VctRenderer {
   VctStepTimes revoxelize() override;
   void render_tile(const CameraParams& camera, const RenderSettings& settings, const VctFrameSettings& frame,
                    const TileRect& tile, std::span<uint32_t> out) override;
+  BatchTiming render_tiles(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                           const VctFrameSettings& frame, std::span<const BatchTile> tiles, std::span<uint32_t> out,
+                           const StopRequested& stop) override;
   double last_tile_ms() const override { return last_tile_ms_; }
   cpu::VctGridData read_grid() const override;
 
@@ -51,6 +56,11 @@ class OpenClVctRenderer final : public VctRenderer {
   cl::Program program_;
   cl::Kernel voxelize_, interior_columns_, interior_mark_, parent_masks_, count_, assign_, finalize_, relight_, mip_, tile_,
       tile_primary_, tile_shade_;
+  struct BatchKernels {
+    cl::Kernel whole, primary, shade;
+  };
+  std::optional<BatchKernels> batch_;  // GPU code path only
+  cl::Buffer tile_list_;
   VctOptions options_;
   VctGridParams params_{};
   cl::Buffer map_, bricks_, radiance_, positions_, albedo_, normal_, dense_, lights_buffer_, output_, records_;

@@ -1,7 +1,9 @@
 #include "worker/render/vct_renderer.h"
 
 #include <algorithm>
+#include <chrono>
 
+#include "common/base/error.h"
 #include "worker/render/host_vct_renderer.h"
 #include "worker/render/opencl_vct_renderer.h"
 
@@ -32,6 +34,19 @@ std::unique_ptr<VctRenderer> make_vct_renderer(const PackedScene& scene, const R
   std::vector<VctLight> l = lights ? *lights : vct_lights_for_scene(scene);
   if (renderer.device == "host") return std::make_unique<HostVctRenderer>(scene, renderer.host_threads, options, std::move(l));
   return std::make_unique<OpenClVctRenderer>(scene, renderer.device, renderer.gpu_memory_limit, options, std::move(l));
+}
+
+BatchTiming VctRenderer::render_tiles(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                                      const VctFrameSettings& frame, std::span<const BatchTile> tiles, std::span<uint32_t> out,
+                                      const StopRequested& stop) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const BatchTile& tile : tiles) {
+    if (stop && stop()) throw RenderCanceled();
+    const uint64_t pixels = uint64_t(tile.rect.width) * tile.rect.height;
+    if (tile.eye > 1 || tile.offset + pixels > out.size()) throw Error("batch tile outside the batch's output");
+    render_tile(cameras[tile.eye], settings, frame, tile.rect, out.subspan(tile.offset, pixels));
+  }
+  return {std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), 0.0};  // with its readbacks
 }
 
 ImageRgba8 render_vct_frame(VctRenderer& renderer, const CameraParams& camera, const RenderSettings& settings,

@@ -2,7 +2,7 @@
 // The `vct` render mode (voxel cone tracing, papers/001 ch. 4) on one machine: a VctRenderer holds a
 // packed scene and its voxel grid, built once when the renderer is made (voxelization, direct light by
 // shadow rays through the kd-tree, mip levels) and relit -- never voxelized again -- when the lights
-// change. Tiles are then rendered one at a time: render_tile is the whole per-tile API a worker needs.
+// change. Tiles are then rendered one at a time (render_tile) or a worker's batch at once (render_tiles).
 // Two backends share the kernels/vct code: OpenCL (GPU, or PoCL on the CPU) and the host build.
 #include <functional>
 #include <memory>
@@ -63,6 +63,12 @@ class VctRenderer {
   // Renders `tile` of the frame `camera` describes: RGBA8 words, tile rows top to bottom.
   virtual void render_tile(const CameraParams& camera, const RenderSettings& settings, const VctFrameSettings& frame,
                            const TileRect& tile, std::span<uint32_t> out) = 0;
+  // Renders a batch of tiles, tile t through cameras[t.eye], into `out` at the tiles' offsets:
+  // on a GPU in one launch (two with the split kernels) and one readback, elsewhere tile by tile
+  // through render_tile; the pixels are render_tile's either way. Checks `stop` between tiles.
+  virtual BatchTiming render_tiles(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                                   const VctFrameSettings& frame, std::span<const BatchTile> tiles, std::span<uint32_t> out,
+                                   const StopRequested& stop);
   // Device milliseconds of the last render_tile (wall time on the host backend).
   virtual double last_tile_ms() const = 0;
   // Where the tile ran as two kernels (OpenCL: the primary rays, then the shading), their device

@@ -2,6 +2,7 @@
  * work item of the kernels/vct headers, which the host backend (kernels/device/cpu/vct_cpu.cpp) runs too.
  * Build order on the host side: worker/render/opencl_vct_renderer.cpp. */
 #include "kernels/device/opencl/kernel_params.h"
+#include "kernels/render/tile_batch.h"
 #include "kernels/vct/vct_build.h"
 #include "kernels/vct/vct_shade.h"
 
@@ -157,3 +158,58 @@ __kernel void vct_tile_shade(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSet
   VctSurfaceRecord r = vct_surface_load(records, tile_w * tile_h, y * tile_w + x);
   out[y * tile_w + x] = vct_pixel_shade(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile_x0 + x, tile_y0 + y, &r);
 }
+
+#ifndef TS_DEVICE_CPU
+/* A batch of tiles a launch (GPU code path; CPU devices launch tile by tile). tiles: TS_BATCH_TILE_WORDS
+ * words a tile (kernels/render/tile_batch.h); work item rows [t * rows_per_tile, (t + 1) * rows_per_tile)
+ * are tile t; out (and records, `pixels` float4s a plane) hold the tiles' pixels at their offsets. Each
+ * pixel is the one the per-tile kernels above give: vct_tiles as vct_tile, the split pair as theirs. */
+__kernel void vct_tiles(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams left,
+                        const CameraParams right, const VctGridParams grid, __global const uint* map,
+                        __global const uint4* bricks, __global const uint* radiance, __global const uint* dense,
+                        const VctSettings vct, __global const VctLight* vct_lights, __global const uint* tiles,
+                        const uint tile_count, const uint rows_per_tile, __global uint* out) {
+  uint x = get_global_id(0), t = get_global_id(1) / rows_per_tile, y = get_global_id(1) % rows_per_tile;
+  if (t >= tile_count) return;
+  __global const uint* tile = tiles + t * TS_BATCH_TILE_WORDS;
+  if (x >= tile[2] || y >= tile[3]) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
+  const CameraParams camera = tile[4] ? right : left;
+  out[tile[5] + y * tile[2] + x] = vct_pixel(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile[0] + x, tile[1] + y);
+}
+
+__kernel void vct_tiles_primary(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams left,
+                                const CameraParams right, __global const uint* tiles, const uint tile_count,
+                                const uint rows_per_tile, const uint pixels, __global float4* records) {
+  uint x = get_global_id(0), t = get_global_id(1) / rows_per_tile, y = get_global_id(1) % rows_per_tile;
+  if (t >= tile_count) return;
+  __global const uint* tile = tiles + t * TS_BATCH_TILE_WORDS;
+  if (x >= tile[2] || y >= tile[3]) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  const CameraParams camera = tile[4] ? right : left;
+  VctSurfaceRecord r = vct_pixel_surface(&view, &ctx, &settings, &camera, tile[0] + x, tile[1] + y);
+  vct_surface_store(records, pixels, tile[5] + y * tile[2] + x, &r);
+}
+
+__kernel void vct_tiles_shade(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams left,
+                              const CameraParams right, const VctGridParams grid, __global const uint* map,
+                              __global const uint4* bricks, __global const uint* radiance, __global const uint* dense,
+                              const VctSettings vct, __global const VctLight* vct_lights, __global const uint* tiles,
+                              const uint tile_count, const uint rows_per_tile, const uint pixels,
+                              __global const float4* records, __global uint* out) {
+  uint x = get_global_id(0), t = get_global_id(1) / rows_per_tile, y = get_global_id(1) % rows_per_tile;
+  if (t >= tile_count) return;
+  __global const uint* tile = tiles + t * TS_BATCH_TILE_WORDS;
+  if (x >= tile[2] || y >= tile[3]) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
+  const CameraParams camera = tile[4] ? right : left;
+  const uint i = tile[5] + y * tile[2] + x;
+  VctSurfaceRecord r = vct_surface_load(records, pixels, i);
+  out[i] = vct_pixel_shade(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile[0] + x, tile[1] + y, &r);
+}
+#endif
