@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
 #include "master/live/jpeg_bands.h"
+#include "master/live/jpeg_codec.h"
 
 namespace {
 
@@ -41,6 +43,35 @@ ImageRgba8 synthetic_frame(int width, int height) {
       image.set(x, y, {channel(wall ? 200 * v : 60 + 150 * u), channel(wall ? 40 : 120 + 80 * v), channel(255 * u * v), 255});
     }
   return image;
+}
+
+// Decoded bands against one decoded JPEG of the frame, on the rows either side of a band edge (the
+// only rows where a decoder's chroma upsampling can tell them apart): {largest, mean} difference in
+// levels of R, G and B, and the largest anywhere else (0 unless bands lost their alignment).
+struct EdgeDifference {
+  int largest = 0, elsewhere = 0;
+  double mean = 0;
+};
+EdgeDifference edge_difference(const ImageRgba8& banded, const ImageRgba8& whole, const std::vector<JpegBand>& bands) {
+  EdgeDifference e;
+  double sum = 0;
+  size_t count = 0;
+  for (int y = 0; y < banded.height(); ++y) {
+    const bool edge = std::any_of(bands.begin() + 1, bands.end(), [&](const JpegBand& b) { return y == b.y - 1 || y == b.y; });
+    for (int x = 0; x < banded.width() * 4; ++x) {
+      if (x % 4 == 3) continue;
+      const int d = std::abs(int(banded.row(y)[x]) - int(whole.row(y)[x]));
+      if (!edge) {
+        e.elsewhere = std::max(e.elsewhere, d);
+        continue;
+      }
+      e.largest = std::max(e.largest, d);
+      sum += d;
+      ++count;
+    }
+  }
+  e.mean = count ? sum / double(count) : 0;
+  return e;
 }
 
 std::vector<unsigned> parse_threads(const std::string& text) {
@@ -97,6 +128,7 @@ int main(int argc, char** argv) {
       std::vector<double> encode_ms, decode_ms;
       size_t bytes = 0, bands = 0;
       double psnr = 0;
+      EdgeDifference edges;
       for (int i = 0; i <= repeat; ++i) {  // the first round warms caches and threads up, untimed
         const auto start = Clock::now();
         const auto encoded = encoder.encode(frame);
@@ -107,6 +139,8 @@ int main(int argc, char** argv) {
           bands = encoded.size();
           for (const auto& b : encoded) bytes += b.jpeg.size();
           psnr = psnr_rgb(decoded, frame);
+          JpegEncoder whole(quality);
+          edges = edge_difference(decoded, decode_jpeg(whole.encode(frame)), encoded);
           continue;
         }
         encode_ms.push_back(std::chrono::duration<double, std::milli>(encoded_at - start).count());
@@ -117,7 +151,8 @@ int main(int argc, char** argv) {
                          {"encode_ms_median", median(encode_ms)},
                          {"decode_ms_median", median(decode_ms)},
                          {"bytes", bytes},
-                         {"psnr_db", psnr}});
+                         {"psnr_db", psnr},
+                         {"band_edge_difference", {{"max", edges.largest}, {"mean", edges.mean}, {"elsewhere_max", edges.elsewhere}}}});
     }
     if (json_out) {
       std::cout << nlohmann::json{{"width", frame.width()}, {"height", frame.height()}, {"quality", quality}, {"repeat", repeat},
@@ -127,11 +162,13 @@ int main(int argc, char** argv) {
     } else {
       std::printf("%dx%d, quality %d, medians of %d frames (%u hardware threads)\n", frame.width(), frame.height(), quality, repeat,
                   std::thread::hardware_concurrency());
-      std::printf("threads  bands  encode ms  decode ms     bytes  PSNR dB\n");
-      for (const auto& r : results)
-        std::printf("%7u  %5zu  %9.2f  %9.2f  %8zu  %7.2f\n", r["threads"].get<unsigned>(), r["bands"].get<size_t>(),
+      std::printf("threads  bands  encode ms  decode ms     bytes  PSNR dB  vs one JPEG: edge rows max/mean, elsewhere max\n");
+      for (const auto& r : results) {
+        const auto& e = r["band_edge_difference"];
+        std::printf("%7u  %5zu  %9.2f  %9.2f  %8zu  %7.2f  %3d / %.2f, %d\n", r["threads"].get<unsigned>(), r["bands"].get<size_t>(),
                     r["encode_ms_median"].get<double>(), r["decode_ms_median"].get<double>(), r["bytes"].get<size_t>(),
-                    r["psnr_db"].get<double>());
+                    r["psnr_db"].get<double>(), e["max"].get<int>(), e["mean"].get<double>(), e["elsewhere_max"].get<int>());
+      }
     }
     return 0;
   } catch (const std::exception& e) {

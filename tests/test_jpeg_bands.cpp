@@ -104,8 +104,12 @@ TEST(JpegBands, PlanCutsAlignedBandsOfAtLeast128Rows) {
       for (size_t i = 0; i < bands.size(); ++i) {
         EXPECT_EQ(bands[i].y, next);
         EXPECT_GT(bands[i].height, 0);
-        if (i + 1 < bands.size()) EXPECT_EQ(bands[i].height % kJpegBandAlign, 0) << height << " rows, band " << i;
-        if (bands.size() > 1) EXPECT_GE(bands[i].height, std::min(kJpegBandMinRows, height)) << height << " rows, band " << i;
+        if (i + 1 < bands.size()) {
+          EXPECT_EQ(bands[i].height % kJpegBandAlign, 0) << height << " rows, band " << i;
+        }
+        if (bands.size() > 1) {
+          EXPECT_GE(bands[i].height, std::min(kJpegBandMinRows, height)) << height << " rows, band " << i;
+        }
         next += bands[i].height;
       }
       EXPECT_EQ(next, height);
@@ -181,11 +185,17 @@ TEST(JpegBands, AlignedBandsCarryTheWholeFramesCoefficients) {
     for (int x = 0; x < width; ++x)
       for (int c = 0; c < 3; ++c) {
         const int d = std::abs(int(banded.row(y)[x * 4 + c]) - int(one.row(y)[x * 4 + c]));
-        if (!at_edge) ASSERT_EQ(d, 0) << "row " << y << " is no band edge's, x " << x;
+        if (!at_edge) {
+          ASSERT_EQ(d, 0) << "row " << y << " is no band edge's, x " << x;
+        }
         worst = std::max(worst, d);
       }
   }
-  EXPECT_LE(worst, 40) << "chroma interpolation across a band edge moved a pixel by more than its neighbouring chroma can";
+  // The edge row's chroma weighs the next chroma row by 1/4: at most a quarter of a full-range chroma
+  // step, times 1.772 (Cb -> B), plus rounding. This frame's blue channel is pure chroma noise, the
+  // worst case (58 here); tessera-jpeg-bench reports it for rendered frames.
+  EXPECT_GT(worst, 0) << "no chroma smoothing across the band edges: the test frame lost its chroma detail";
+  EXPECT_LE(worst, 114);
 }
 
 TEST(JpegBands, LayoutsThatDoNotTileTheFrameAreRefused) {

@@ -47,11 +47,19 @@ std::unique_ptr<TaskPool> pool_of(unsigned threads) {
 
 std::vector<BandRows> plan_jpeg_bands(int height, unsigned max_bands) {
   if (height <= 0) return {};
-  const int most = int(std::clamp(unsigned(height / kJpegBandMinRows), 1u, std::max(1u, max_bands)));
-  int rows = (height + most - 1) / most;
-  rows = (rows + kJpegBandAlign - 1) / kJpegBandAlign * kJpegBandAlign;
+  const int count = int(std::clamp(unsigned(height / kJpegBandMinRows), 1u, std::max(1u, max_bands)));
+  // Even bands rounded up to whole MCU rows, unless that leaves the last one short: then rounded
+  // down, the last band taking the rest (at most 15 rows a band more than the others).
+  int rows = ((height + count - 1) / count + kJpegBandAlign - 1) / kJpegBandAlign * kJpegBandAlign;
+  const int last = height - (height - 1) / rows * rows;
+  const bool last_short = rows < height && last < kJpegBandMinRows;
+  if (last_short) rows = height / count / kJpegBandAlign * kJpegBandAlign;
   std::vector<BandRows> bands;
-  for (int y = 0; y < height; y += rows) bands.push_back({y, std::min(rows, height - y)});
+  for (int y = 0; y < height; y += rows) {
+    const bool final = last_short ? int(bands.size()) + 1 == count : y + rows >= height;
+    bands.push_back({y, final ? height - y : rows});
+    if (final) break;
+  }
   return bands;
 }
 
