@@ -1,7 +1,9 @@
 // tessera-live-client: drives a live session (tessera-master --serve) the way a page does, for
 // benchmarks and tests without a browser: connects with the token, sends poses of an orbit at a
 // steady rate (mono, or stereo as two XR eye views), answers every frame with `displayed`, and
-// reports pose -> frame latency (median, p95) and frame rates.
+// reports pose -> frame latency (median, p95) and frame rates. Frames' JPEG bands are decoded in
+// parallel, as a page does; `displayed` carries received and decoded times (it draws nothing: drawn
+// is decoded).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -14,8 +16,9 @@
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
+#include "common/image/png_io.h"
 #include "master/live/frame_message.h"
-#include "master/live/jpeg_codec.h"
+#include "master/live/jpeg_bands.h"
 #include "master/live/live_client.h"
 #include "master/pose/orbit_source.h"
 
@@ -75,7 +78,7 @@ int main(int argc, char** argv) {
   app.add_option("--schedule", schedule, "Settings: static | dynamic");
   app.add_option("--spp", spp, "Settings: pathtrace samples per frame");
   app.add_option("--fingerprint", fingerprint, "Refuse a server whose certificate has another SHA-256 fingerprint (as printed)");
-  app.add_option("--save-frame", save_frame, "Write the last frame's JPEG here");
+  app.add_option("--save-frame", save_frame, "Write the last frame, decoded, here as a PNG");
   app.add_flag("--no-decode", no_decode, "Do not decode the JPEGs (a page decodes before it displays)");
   app.add_flag("--json", json_out, "Print the results as JSON");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
@@ -135,7 +138,9 @@ int main(int argc, char** argv) {
     uint32_t max_samples_seen = 0, last_samples = 0;
     double first_frame_ms = -1, last_frame_ms = 0, last_fresh_ms = 0, first_fresh_ms = -1;
     uint64_t pose_id = 0;
-    std::string last_jpeg;
+    std::optional<FrameMessage> last_frame;
+    BandedJpegDecoder decoder;
+    std::vector<double> decode_ms;
     const double moving_until = duration * 1000, end_ms = (duration + hold) * 1000;
     double next_pose_ms = 0;
     while (now_ms() < end_ms) {
@@ -163,12 +168,16 @@ int main(int argc, char** argv) {
       const double wait = std::max(1.0, std::min(next_pose_ms, end_ms) - now_ms());
       auto m = client.receive(std::chrono::milliseconds(int64_t(now_ms() < moving_until ? wait : end_ms - now_ms() + 1)));
       if (!m || !m->binary) continue;
+      const double received = now_ms();
       FrameMessage frame = unpack_frame_message(m->data);
-      if (!no_decode) decode_jpeg(frame.jpeg);
+      if (!no_decode) decoder.decode(frame.bands, frame.image_width(), frame.image_height());
       const double shown = now_ms();
+      decode_ms.push_back(shown - received);
       const uint64_t id = frame.header.at("pose_id").get<uint64_t>();
       const uint32_t samples = frame.header.at("samples").get<uint32_t>();
-      client.send_text(json{{"type", "displayed"}, {"frame", frame.header.at("frame")}, {"pose_id", id}, {"t", shown}}.dump());
+      client.send_text(json{{"type", "displayed"}, {"frame", frame.header.at("frame")}, {"pose_id", id}, {"received", received},
+                            {"decoded", shown}, {"t", shown}}
+                           .dump());
       ++frames;
       if (first_frame_ms < 0) first_frame_ms = shown;
       last_frame_ms = shown;
@@ -181,9 +190,9 @@ int main(int argc, char** argv) {
         ++fresh;
       }
       seen_pose[id] = true;
-      last_jpeg = std::move(frame.jpeg);
+      last_frame = std::move(frame);
     }
-    if (!save_frame.empty() && !last_jpeg.empty()) write_file_atomically(save_frame, last_jpeg.data(), last_jpeg.size());
+    if (!save_frame.empty() && last_frame) write_png(save_frame, decoder.decode(last_frame->bands, last_frame->image_width(), last_frame->image_height()));
     const double span_s = (last_frame_ms - first_frame_ms) / 1000.0, fresh_span_s = (last_fresh_ms - first_fresh_ms) / 1000.0;
     const json result = {{"poses_sent", pose_id},
                          {"frames", frames},
@@ -191,6 +200,7 @@ int main(int argc, char** argv) {
                          {"latency_ms", {{"median", percentile(latency, 0.5)}, {"p95", percentile(latency, 0.95)}}},
                          {"fps", frames > 1 && span_s > 0 ? double(frames - 1) / span_s : 0.0},
                          {"new_pose_fps", fresh > 1 && fresh_span_s > 0 ? double(fresh - 1) / fresh_span_s : 0.0},
+                         {"decode_ms", {{"median", percentile(decode_ms, 0.5)}, {"p95", percentile(decode_ms, 0.95)}}},
                          {"max_samples", max_samples_seen},
                          {"last_samples", last_samples},
                          {"eyes", stereo ? 2 : 1},
@@ -200,10 +210,10 @@ int main(int argc, char** argv) {
       std::cout << result.dump(2) << std::endl;
     } else {
       std::printf("%zu frames (%zu of new poses) for %llu poses: pose -> frame %.1f ms median, %.1f ms p95; %.2f fps, %.2f new-pose fps; "
-                  "up to %u samples\n",
+                  "up to %u samples; decode %.1f ms median\n",
                   frames, fresh, (unsigned long long)pose_id, result["latency_ms"]["median"].get<double>(),
                   result["latency_ms"]["p95"].get<double>(), result["fps"].get<double>(), result["new_pose_fps"].get<double>(),
-                  max_samples_seen);
+                  max_samples_seen, result["decode_ms"]["median"].get<double>());
     }
     return frames ? 0 : 1;
   } catch (const std::exception& e) {

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   bool overlay = false, json = false, quiet = false, no_status = false;
   std::string serve, tls_cert, tls_key, token;
   int jpeg_quality = 85;
+  unsigned jpeg_threads = 0;
   unsigned max_samples = 16, max_path_samples = 256;
   master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
   master::add_worker_source_options(app, sources);
@@ -138,6 +139,10 @@ int main(int argc, char** argv) {
                                    "until Ctrl-C (or --frames)");
   app.add_option("--jpeg-quality", jpeg_quality, "Live session: JPEG quality of the frames sent to the pages (1..100)")
       ->capture_default_str()->check(CLI::Range(1, 100));
+  app.add_option("--jpeg-threads", jpeg_threads,
+                 "Live session: JPEG bands of a frame encoded at once, one a thread (bands of 128+ rows; 0: one per hardware thread, "
+                 "1: one JPEG a frame)")
+      ->capture_default_str()->check(CLI::Range(0u, 256u));
   app.add_option("--max-samples", max_samples, "Live session, raytrace and vct: jittered samples accumulated while the pose holds")
       ->capture_default_str()->check(CLI::Range(1u, 4096u));
   app.add_option("--max-path-samples", max_path_samples, "Live session, pathtrace: samples per pixel accumulated while the pose holds")
@@ -253,6 +258,7 @@ int main(int argc, char** argv) {
           tls_cert.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_cert),
           tls_key.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_key));
       live_options.jpeg_quality = jpeg_quality;
+      live_options.jpeg_threads = jpeg_threads;
       live_options.max_samples = max_samples;
       live_options.max_path_samples = max_path_samples;
       const auto& tls = live_options.server.tls;
@@ -294,6 +300,12 @@ int main(int argc, char** argv) {
                     "%.2f frames/s with refinements\n",
                     summary.page_latency_median_ms, summary.page_latency_p95_ms, summary.page_latency_count,
                     summary.fresh_frames_per_second, summary.frames_per_second);
+      if (live && summary.live_stages) {
+        const auto& m = *summary.live_stages;
+        std::printf("live stages, medians over new poses (ms): pose wait %.2f, render %.2f, wire %.2f, composite %.2f, encode %.2f, "
+                    "send %.2f, network+queue %.2f, page decode %.2f, page draw %.2f\n",
+                    m.pose_wait, m.render, m.wire, m.composite, m.encode, m.send, m.network, m.decode, m.draw);
+      }
       if (options.out_dir && summary.frames_complete)
         std::printf("frames in %s (frame_NNNNNN.png%s)\n", options.out_dir->c_str(), overlay ? ", overlay_NNNNNN.png" : "");
     }

@@ -54,6 +54,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"tessera-master", "--workers 127.0.0.1:1 --scene x.tpk --secret-file /nonexistent --size 12"},
       {"tessera-compare", "a.png b.png --threshold 300"},
       {"tessera-live-client", "https://127.0.0.1:1/?token=x --rate 0"},
+      {"tessera-jpeg-bench", "--threads 0"},
       {"tessera-netem-relay", "--route 127.0.0.1:0=127.0.0.1:1 --delay 5parsecs"},
       {"tessera", std::nullopt},
       {"android", "status --port 0"},

@@ -12,6 +12,7 @@
 #include "master/live/access_token.h"
 #include "master/live/client_messages.h"
 #include "master/live/frame_message.h"
+#include "master/live/jpeg_bands.h"
 #include "master/live/jpeg_codec.h"
 #include "master/live/live_client.h"
 #include "master/live/live_pose_source.h"
@@ -104,11 +105,13 @@ TEST(LivePieces, PoseSourceNeverRepeatsAndRefinesUpToTheLimit) {
 TEST(LivePieces, FrameMessageLayout) {
   const ImageRgba8 image(16, 8, {200, 100, 50, 255});
   JpegEncoder encoder(95);
-  const std::string message = pack_frame_message({{"type", "frame"}, {"frame", 3}}, encoder.encode(image));
+  const std::string message =
+      pack_frame_message({{"type", "frame"}, {"frame", 3}, {"width", 16}, {"height", 8}, {"eyes", 1}}, {{0, 8, encoder.encode(image)}});
   const uint32_t length = uint8_t(message[0]) | uint8_t(message[1]) << 8 | uint8_t(message[2]) << 16 | uint8_t(message[3]) << 24;
   EXPECT_EQ(json::parse(message.substr(4, length))["frame"], 3);
   const FrameMessage frame = unpack_frame_message(message);
-  const ImageRgba8 decoded = decode_jpeg(frame.jpeg);
+  ASSERT_EQ(frame.bands.size(), 1u);
+  const ImageRgba8 decoded = decode_jpeg(frame.bands[0].jpeg);
   ASSERT_EQ(decoded.width(), 16);
   EXPECT_NEAR(decoded.at(5, 5).r, 200, 3);
   EXPECT_THROW(unpack_frame_message(std::string("\xff\xff\xff\x7f{}", 6)), Error);
@@ -116,6 +119,10 @@ TEST(LivePieces, FrameMessageLayout) {
 }
 
 // ---- a live master with two workers ----
+
+ImageRgba8 decode_frame(const FrameMessage& frame) {
+  return BandedJpegDecoder().decode(frame.bands, frame.image_width(), frame.image_height());
+}
 
 struct LiveMaster {
   TempDir dir{"live"};
@@ -317,7 +324,33 @@ TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {
   const auto moved = frame_of_pose(d, 2);
   ASSERT_TRUE(moved) << m.log();
   EXPECT_LT(moved->header["samples"], 4) << "a new pose starts its samples again";
-  EXPECT_NE(decode_jpeg(moved->jpeg), decode_jpeg(first->jpeg));
+  EXPECT_NE(decode_frame(*moved), decode_frame(*first));
+}
+
+// A frame taller than two bands' minimum goes out as bands encoded in parallel: the message's band
+// table tiles the frame and the bands decode, in parallel, into the whole view.
+TEST(LiveSession, TallFramesGoOutAsBands) {
+  LiveMaster m({"--max-samples", "1", "--jpeg-threads", "4"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(json{{"type", "settings"}, {"size", {64, 400}}}.dump());
+  std::optional<json> session;
+  while ((session = next_text(d, "session")) && (*session)["size"] != json({64, 400})) {
+  }
+  ASSERT_TRUE(session) << m.log();
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  const auto frame = frame_of_pose(d, 1);
+  ASSERT_TRUE(frame) << m.log();
+  ASSERT_EQ(frame->header["height"], 400);
+  EXPECT_EQ(frame->header["format"], 2);
+  ASSERT_EQ(frame->bands.size(), 3u);  // 400 rows, up to 4 threads: bands of 128, 128 and 144 rows
+  EXPECT_EQ(frame->bands[1].y, 128);
+  EXPECT_EQ(frame->bands[2].height, 144);
+  const ImageRgba8 image = decode_frame(*frame);
+  ASSERT_EQ(image.width(), 64);
+  ASSERT_EQ(image.height(), 400);
+  EXPECT_GT(mse_rgb(image, ImageRgba8(64, 400, {0, 0, 0, 255})), 10.0) << "a black frame";
+  for (const auto& band : frame->bands) EXPECT_EQ(decode_jpeg(band.jpeg).height(), band.height);
 }
 
 // The XR path: two eye views with their own poses and off-axis frusta switch the session to stereo,
@@ -342,7 +375,7 @@ TEST(LiveSession, XrEyesHeldStillConvergeToTheJitteredRender) {
   }
   ASSERT_EQ(last->header["samples"], 4);
   EXPECT_EQ(last->header["eyes"], 2);
-  const ImageRgba8 live = decode_jpeg(last->jpeg);
+  const ImageRgba8 live = decode_frame(*last);
   ASSERT_EQ(live.width(), 128);
   const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() + " --eye-view " + left +
                              " --eye-view " + right + " --aa 4 --size 64x48 --device host -o " + (m.dir / "ref.png").string());
@@ -413,7 +446,7 @@ TEST(LiveSession, ModeSwitchesRenderEachModeWithItsCommandLineParameters) {
     ASSERT_TRUE(frame) << m.log();
     EXPECT_EQ(frame->header["pose_id"], 1);
     EXPECT_GE(frame->header["samples"].get<int>(), 1);
-    const ImageRgba8 image = decode_jpeg(frame->jpeg);
+    const ImageRgba8 image = decode_frame(*frame);
     EXPECT_EQ(image.width(), 64);
     EXPECT_GT(mse_rgb(image, ImageRgba8(64, 48, {0, 0, 0, 255})), 10.0) << "a black frame";
   }
@@ -446,7 +479,7 @@ TEST(LiveSession, LatePageGetsTheNewestFrameWithItsPose) {
   ASSERT_TRUE(shown) << "a watcher that came while the pose holds got no frame\n" << m.log();
   EXPECT_EQ(shown->header["frame"], last->header["frame"]);
   EXPECT_EQ(shown->header["position"], json({250, 260, -700}));
-  EXPECT_EQ(shown->jpeg, last->jpeg);
+  EXPECT_EQ(shown->bands, last->bands);
 }
 
 TEST(LiveSession, DisplayedLatencyReachesTheStatistics) {
@@ -461,12 +494,19 @@ TEST(LiveSession, DisplayedLatencyReachesTheStatistics) {
       d.send_text(pose.dump());
       const auto f = frame_of_pose(d, id);
       ASSERT_TRUE(f) << m.log();
-      d.send_text(json{{"type", "displayed"}, {"frame", f->header["frame"]}, {"pose_id", id}, {"t", 1000.0 * double(id) + 40}}.dump());
+      // Received 30 ms after the pose, decoded 6 ms later, drawn 4 ms after that.
+      const double t = 1000.0 * double(id);
+      d.send_text(json{{"type", "displayed"}, {"frame", f->header["frame"]}, {"pose_id", id}, {"received", t + 30}, {"decoded", t + 36},
+                       {"t", t + 40}}
+                      .dump());
     }
     const auto status = next_text(d, "status", 5s);
     ASSERT_TRUE(status);
     EXPECT_EQ((*status)["workers"].size(), 2u);
     EXPECT_NEAR((*status)["latency_ms"]["median"].get<double>(), 40.0, 1e-6);
+    EXPECT_NEAR((*status)["page_ms"]["decode"].get<double>(), 6.0, 1e-6);
+    EXPECT_NEAR((*status)["page_ms"]["draw"].get<double>(), 4.0, 1e-6);
+    EXPECT_GE((*status)["page_ms"]["network"].get<double>(), 0.0);
   }
   m.master->signal(SIGINT);
   ASSERT_TRUE(m.master->wait(20s).has_value()) << m.log();
@@ -476,7 +516,18 @@ TEST(LiveSession, DisplayedLatencyReachesTheStatistics) {
   for (const auto& f : stats["frames"]) {
     EXPECT_TRUE(f["live"]["fresh"].get<bool>());
     EXPECT_GE(f["live"]["encode_ms"].get<double>(), 0.0);
+    EXPECT_NEAR(f["live"]["page_decode_ms"].get<double>(), 6.0, 1e-6);
+    EXPECT_NEAR(f["live"]["page_draw_ms"].get<double>(), 4.0, 1e-6);
+    // Frame queued -> report in on the master's clock, less the page's 10 ms: not negative, not the whole wait.
+    EXPECT_GE(f["live"]["page_network_ms"].get<double>(), 0.0);
+    EXPECT_LT(f["live"]["page_network_ms"].get<double>(), 5000.0);
   }
+  const json& stages = stats["summary"]["live_stage_medians_ms"];
+  ASSERT_TRUE(stages.is_object()) << stats["summary"].dump();
+  EXPECT_NEAR(stages["decode"].get<double>(), 6.0, 1e-6);
+  EXPECT_NEAR(stages["draw"].get<double>(), 4.0, 1e-6);
+  EXPECT_GT(stages["encode"].get<double>(), 0.0);
+  EXPECT_NE(m.log().find("live stages, medians over new poses"), std::string::npos) << m.log();
 }
 
 // A pose source that a person drives renders each pose once: no frames repeat an old pose.

@@ -117,6 +117,8 @@ ClientMessage parse_client_message(const std::string& text) {
     d.frame = uint64_t(number(m, "frame", 0, 9.0e15));
     d.pose_id = uint64_t(number(m, "pose_id", 0, 9.0e15));
     d.t = number(m, "t", -1e15, 1e15);
+    if (m.contains("received")) d.received = number(m, "received", -1e15, 1e15);
+    if (m.contains("decoded")) d.decoded = number(m, "decoded", -1e15, 1e15);
     return d;
   }
   if (t == "hello") {

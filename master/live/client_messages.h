@@ -27,7 +27,9 @@ struct PoseUpdate {
 };
 struct Displayed {
   uint64_t frame = 0, pose_id = 0;
-  double t = 0;
+  double t = 0;  // drawn, page clock (ms)
+  // When the page had the frame message and when its bands were decoded (same clock), if it says.
+  std::optional<double> received, decoded;
 };
 struct SettingsChange {
   std::optional<std::string> mode, schedule;

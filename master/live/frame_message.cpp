@@ -3,17 +3,40 @@
 #include "common/base/error.h"
 
 namespace tessera::master::live {
+namespace {
 
-std::string pack_frame_message(const nlohmann::json& header, const std::string& jpeg) {
+int positive_int(const nlohmann::json& header, const char* key, int fallback) {
+  const auto it = header.find(key);
+  if (it == header.end()) return fallback;
+  if (!it->is_number_integer() || it->get<int64_t>() <= 0 || it->get<int64_t>() > 1 << 20)
+    throw Error(std::string("frame header: bad '") + key + "'");
+  return int(it->get<int64_t>());
+}
+
+}  // namespace
+
+std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand>& bands) {
+  nlohmann::json table = nlohmann::json::array();
+  size_t bytes = 0;
+  for (const auto& b : bands) {
+    table.push_back({{"y", b.y}, {"height", b.height}, {"bytes", b.jpeg.size()}});
+    bytes += b.jpeg.size();
+  }
+  header["format"] = kFrameFormat;
+  header["bands"] = std::move(table);
   const std::string text = header.dump();
   const auto length = uint32_t(text.size());
   std::string message;
-  message.reserve(4 + text.size() + jpeg.size());
+  message.reserve(4 + text.size() + bytes);
   for (int i = 0; i < 4; ++i) message += char((length >> (8 * i)) & 0xff);
   message += text;
-  message += jpeg;
+  for (const auto& b : bands) message += b.jpeg;
   return message;
 }
+
+int FrameMessage::image_width() const { return positive_int(header, "eyes", 1) * positive_int(header, "width", 1); }
+
+int FrameMessage::image_height() const { return positive_int(header, "height", 1); }
 
 FrameMessage unpack_frame_message(const std::string& message) {
   if (message.size() < 4) throw Error("frame message shorter than its length field");
@@ -23,7 +46,27 @@ FrameMessage unpack_frame_message(const std::string& message) {
   FrameMessage frame;
   frame.header = nlohmann::json::parse(message.substr(4, length), nullptr, false);
   if (!frame.header.is_object() || frame.header.value("type", "") != "frame") throw Error("frame header is not a frame object");
-  frame.jpeg = message.substr(4 + length);
+  const size_t payload = 4 + size_t(length);
+  const auto table = frame.header.find("bands");
+  if (table == frame.header.end()) {  // format 1: one JPEG of the whole frame
+    frame.bands.push_back({0, frame.image_height(), message.substr(payload)});
+    return frame;
+  }
+  if (!table->is_array() || table->empty() || table->size() > kMaxFrameBands) throw Error("frame header: 'bands' must list 1..1024 bands");
+  size_t at = payload;
+  for (const auto& b : *table) {
+    if (!b.is_object()) throw Error("frame header: a band must be an object");
+    const auto y = b.find("y"), height = b.find("height"), bytes = b.find("bytes");
+    if (y == b.end() || height == b.end() || bytes == b.end() || !y->is_number_unsigned() || !height->is_number_unsigned() ||
+        !bytes->is_number_unsigned() || y->get<uint64_t>() > 1 << 20 || height->get<uint64_t>() > 1 << 20)
+      throw Error("frame header: a band needs whole numbers y, height and bytes");
+    const uint64_t n = bytes->get<uint64_t>();
+    if (n > message.size() - at) throw Error("frame bands run past the message");
+    frame.bands.push_back({int(y->get<uint64_t>()), int(height->get<uint64_t>()), message.substr(at, n)});
+    at += n;
+  }
+  if (at != message.size()) throw Error("frame message has bytes after its last band");
+  check_band_layout(frame.bands, frame.image_height());
   return frame;
 }
 

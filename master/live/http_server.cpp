@@ -312,7 +312,11 @@ void WsSession::finished(const std::string& why) {
 void HttpServer::Impl::accept() {
   acceptor.async_accept(io, [this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
-    if (!ec) std::make_shared<HttpSession>(std::move(socket), *this)->run();
+    if (!ec) {
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);  // a frame's last segment must not wait for the page's delayed ACK
+      std::make_shared<HttpSession>(std::move(socket), *this)->run();
+    }
     accept();
   });
 }

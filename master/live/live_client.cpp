@@ -60,6 +60,7 @@ void connect_tls(asio::io_context& io, TlsStream& stream, const std::string& hos
   });
   run_until(io, [&] { return done; }, deadline + std::chrono::seconds(1));
   if (!done || ec) throw Error("cannot connect to " + host + ":" + std::to_string(port) + ": " + (done ? ec.message() : "timeout"));
+  beast::get_lowest_layer(stream).socket().set_option(tcp::no_delay(true), ec);  // as browsers: small reports go at once
   SSL_set_tlsext_host_name(stream.native_handle(), host.c_str());
   done = false;
   stream.async_handshake(ssl::stream_base::client, [&](beast::error_code e) {

@@ -7,7 +7,7 @@
 #include "common/net/log.h"
 #include "master/frame/sample_accumulator.h"
 #include "master/live/frame_message.h"
-#include "master/live/jpeg_codec.h"
+#include "master/live/jpeg_bands.h"
 #include "master/session/mode_options.h"
 
 namespace tessera::master::live {
@@ -140,6 +140,7 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
     const auto t = pose_times_.find(shown->pose_id);
     const auto f = frames_.find(shown->frame);
     if (t == pose_times_.end() || f == frames_.end() || f->second.pose_id != shown->pose_id) return;
+    book_page_times(*shown, f->second);
     if (!f->second.fresh || f->second.page_latency_ms) return;
     const double latency = shown->t - t->second;
     if (!(latency >= 0 && latency < 600000)) return;  // another clock: not a measurement
@@ -152,6 +153,22 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
     apply_change(*change);
     return;
   }
+}
+
+void LiveSession::book_page_times(const Displayed& shown, LiveFrameStats& frame) {
+  if (!shown.received || !shown.decoded || frame.page_decode_ms) return;
+  const double received = *shown.received, decoded = *shown.decoded;
+  if (!(received <= decoded && decoded <= shown.t && shown.t - received < 600000)) return;  // not one clock's times
+  const auto queued = queued_at_.find(shown.frame);
+  if (queued == queued_at_.end()) return;
+  // The master's clock from the frame message queued to this report, less the page's time with
+  // the frame and the master's own send: the frame's way to the page and the report's way back.
+  const double round_trip = ms_between(queued->second, Clock::now());
+  const double network = round_trip - std::max(0.0, frame.send_ms) - (shown.t - received);
+  frame.page_network_ms = std::max(0.0, network);
+  frame.page_decode_ms = decoded - received;
+  frame.page_draw_ms = shown.t - decoded;
+  recent_page_.push_back({Clock::now(), *frame.page_network_ms, *frame.page_decode_ms, *frame.page_draw_ms});
 }
 
 void LiveSession::apply_change(const SettingsChange& change) {
@@ -230,7 +247,7 @@ void LiveSession::frame_completed(const CompletedFrame& frame) {
 }
 
 void LiveSession::encode_loop() {
-  JpegEncoder encoder(options_.jpeg_quality);
+  BandedJpegEncoder encoder(options_.jpeg_quality, options_.jpeg_threads);
   SampleAccumulator accumulator;
   for (;;) {
     std::deque<EncodeJob> jobs;
@@ -287,12 +304,12 @@ void LiveSession::encode_loop() {
     if (first_of_pose) accumulate_ms = 0;
     try {
       const auto start = Clock::now();
-      const std::string jpeg = encoder.encode(first_of_pose ? newest.image : accumulator.resolve());
+      const std::vector<JpegBand> bands = encoder.encode(first_of_pose ? newest.image : accumulator.resolve());
       const double encode_ms = ms_between(start, Clock::now());
       newest.header["samples"] = samples;
       newest.header["stages"]["accumulate"] = accumulate_ms;
       newest.header["stages"]["encode"] = encode_ms;
-      auto message = std::make_shared<const std::string>(pack_frame_message(newest.header, jpeg));
+      auto message = std::make_shared<const std::string>(pack_frame_message(std::move(newest.header), bands));
       {
         std::lock_guard lock(mutex_);
         if (auto f = frames_.find(newest.frame_id); f != frames_.end()) {
@@ -372,9 +389,18 @@ void LiveSession::tick() {
   while (!recent_latency_.empty() && now - recent_latency_.front().first > kLatencyWindow) recent_latency_.pop_front();
   std::vector<double> latency;
   for (const auto& [at, ms] : recent_latency_) latency.push_back(ms);
+  while (!recent_page_.empty() && now - recent_page_.front().at > kLatencyWindow) recent_page_.pop_front();
+  std::vector<double> network, decode, draw;
+  for (const auto& p : recent_page_) {
+    network.push_back(p.network);
+    decode.push_back(p.decode);
+    draw.push_back(p.draw);
+  }
   server_->broadcast_text(json{{"type", "status"},
                                {"fps", double(recent_frames_.size()) / window_s},
                                {"latency_ms", {{"median", percentile(latency, 0.5)}, {"p95", percentile(latency, 0.95)}}},
+                               {"page_ms",
+                                {{"network", percentile(network, 0.5)}, {"decode", percentile(decode, 0.5)}, {"draw", percentile(draw, 0.5)}}},
                                {"frames", frames_sent_},
                                {"samples", last_samples_},
                                {"pages", connections_.size()},

@@ -26,6 +26,7 @@ namespace tessera::master::live {
 struct LiveOptions {
   ServerOptions server;
   int jpeg_quality = 85;
+  unsigned jpeg_threads = 0;        // JPEG bands encoded at once (0: one per hardware thread; 1: one JPEG a frame)
   uint32_t max_samples = 16;        // raytrace, vct: jittered samples per held pose
   uint32_t max_path_samples = 256;  // pathtrace: accumulated samples per pixel per held pose
 };
@@ -78,6 +79,7 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
 
   void encode_loop();
   void apply_change(const SettingsChange& change);  // mutex_ held
+  void book_page_times(const Displayed& shown, LiveFrameStats& frame);  // mutex_ held
   void refinement_for(const SessionOptions& options);
   nlohmann::json session_message(bool drives) const;      // mutex_ held
   nlohmann::json settings_json(const SessionOptions& options) const;
@@ -99,6 +101,11 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   std::map<uint64_t, LiveFrameStats> frames_;
   std::map<uint64_t, Clock::time_point> queued_at_;  // frame messages handed to the server
   std::deque<std::pair<Clock::time_point, double>> recent_latency_;
+  struct PageTimes {
+    Clock::time_point at;
+    double network, decode, draw;
+  };
+  std::deque<PageTimes> recent_page_;  // the driver's reports of its side, for the status
   std::deque<Clock::time_point> recent_frames_;
   uint64_t frames_sent_ = 0, last_fresh_pose_ = 0;
   uint32_t last_samples_ = 0;

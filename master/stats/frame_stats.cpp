@@ -111,9 +111,32 @@ RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary s) {
     s.page_latency_median_ms = page[page.size() / 2];
     s.page_latency_p95_ms = page[std::min(page.size() - 1, size_t(double(page.size()) * 0.95))];
   }
+  std::vector<std::vector<double>> live(9);
+  for (const auto& r : records) {
+    if (!r.complete || !r.live || !r.live->fresh || !r.live->page_decode_ms) continue;
+    const auto& l = *r.live;
+    const double values[] = {l.pose_wait_ms, l.render_ms, l.wire_ms, l.composite_ms, l.encode_ms, std::max(0.0, l.send_ms),
+                             *l.page_network_ms, *l.page_decode_ms, *l.page_draw_ms};
+    for (size_t i = 0; i < live.size(); ++i) live[i].push_back(values[i]);
+  }
+  if (!live[0].empty()) {
+    LiveStageMedians m;
+    double* fields[] = {&m.pose_wait, &m.render, &m.wire, &m.composite, &m.encode, &m.send, &m.network, &m.decode, &m.draw};
+    for (size_t i = 0; i < live.size(); ++i) *fields[i] = median_of(live[i]);
+    s.live_stages = m;
+  }
   if (fresh.size() > 1) s.fresh_frames_per_second = double(fresh.size() - 1) / (fresh.back() - fresh.front());
   return s;
 }
+
+namespace {
+
+nlohmann::json live_stages_json(const LiveStageMedians& m) {
+  return {{"pose_wait", m.pose_wait}, {"render", m.render}, {"wire", m.wire},       {"composite", m.composite}, {"encode", m.encode},
+          {"send", m.send},           {"network", m.network}, {"decode", m.decode}, {"draw", m.draw}};
+}
+
+}  // namespace
 
 nlohmann::json to_json(const RunSummary& s) {
   return {{"workers", s.worker_names},
@@ -143,30 +166,39 @@ nlohmann::json to_json(const RunSummary& s) {
           {"page_latency_count", s.page_latency_count},
           {"page_latency_median_ms", s.page_latency_median_ms},
           {"page_latency_p95_ms", s.page_latency_p95_ms},
-          {"fresh_frames_per_second", s.fresh_frames_per_second}};
+          {"fresh_frames_per_second", s.fresh_frames_per_second},
+          {"live_stage_medians_ms", s.live_stages ? live_stages_json(*s.live_stages) : nlohmann::json(nullptr)}};
 }
 
 namespace {
 
-const char* kLiveColumns = "pose_id,samples,fresh,pose_wait_ms,render_ms,wire_ms,composite_ms,accumulate_ms,encode_ms,send_ms,page_latency_ms";
+const char* kLiveColumns = "pose_id,samples,fresh,pose_wait_ms,render_ms,wire_ms,composite_ms,accumulate_ms,encode_ms,send_ms,page_latency_ms,page_network_ms,page_decode_ms,page_draw_ms";
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 nlohmann::json live_json(const LiveFrameStats& l) {
   return {{"pose_id", l.pose_id},         {"samples", l.samples},       {"fresh", l.fresh},
           {"pose_wait_ms", l.pose_wait_ms}, {"render_ms", l.render_ms}, {"wire_ms", l.wire_ms},
           {"composite_ms", l.composite_ms}, {"accumulate_ms", l.accumulate_ms}, {"encode_ms", l.encode_ms},
           {"send_ms", l.send_ms},
-          {"page_latency_ms", l.page_latency_ms ? nlohmann::json(*l.page_latency_ms) : nlohmann::json(nullptr)}};
+          {"page_latency_ms", optional_json(l.page_latency_ms)},
+          {"page_network_ms", optional_json(l.page_network_ms)},
+          {"page_decode_ms", optional_json(l.page_decode_ms)},
+          {"page_draw_ms", optional_json(l.page_draw_ms)}};
 }
 
 void live_csv(std::ostream& csv, const std::optional<LiveFrameStats>& live) {
   if (!live) {
-    csv << ",,,,,,,,,,,";
+    csv << ",,,,,,,,,,,,,,";
     return;
   }
   const auto& l = *live;
   csv << ',' << l.pose_id << ',' << l.samples << ',' << (l.fresh ? 1 : 0) << ',' << l.pose_wait_ms << ',' << l.render_ms << ','
       << l.wire_ms << ',' << l.composite_ms << ',' << l.accumulate_ms << ',' << l.encode_ms << ',' << l.send_ms << ',';
-  if (l.page_latency_ms) csv << *l.page_latency_ms;
+  for (const auto* v : {&l.page_latency_ms, &l.page_network_ms, &l.page_decode_ms, &l.page_draw_ms}) {
+    if (v != &l.page_latency_ms) csv << ',';
+    if (*v) csv << **v;
+  }
 }
 
 }  // namespace

@@ -47,6 +47,14 @@ struct LiveFrameStats {
   double encode_ms = 0;        // JPEG
   double send_ms = 0;          // frame message queued -> written to the driving page's socket (-1: skipped, slow page)
   std::optional<double> page_latency_ms;  // the page's pose sent -> frame displayed
+  // The driving page's own report of the frame: send written -> page received (network, socket and
+  // page queues; the `displayed` report's way back included), received -> decoded, decoded -> drawn.
+  std::optional<double> page_network_ms, page_decode_ms, page_draw_ms;
+};
+
+// Medians of a live session's stages over the first frames of new poses (the latency chain).
+struct LiveStageMedians {
+  double pose_wait = 0, render = 0, wire = 0, composite = 0, encode = 0, send = 0, network = 0, decode = 0, draw = 0;
 };
 
 struct FrameRecord {
@@ -84,6 +92,7 @@ struct RunSummary {
   size_t page_latency_count = 0;
   double page_latency_median_ms = 0, page_latency_p95_ms = 0;
   double fresh_frames_per_second = 0;  // first frames of new poses per second (refinements not counted)
+  std::optional<LiveStageMedians> live_stages;  // live sessions with page reports
   double p95_frame_ms = 0;
   StageTimes median_stages;     // stage by stage, the median over the complete frames
 };

@@ -19,7 +19,7 @@ const latencies = [];              // page-measured pose -> photon of the last m
 let session = null;                // latest session message
 let needPose = false;              // send the camera's pose on the next display frame even if unchanged
 let newestDecoded = 0;             // frame number of the newest frame decoded (older ones are dropped)
-let pending = null;                // decoded frame waiting for the next display frame: { header, bitmap }
+let pending = null;                // decoded frame waiting for the next display frame: { header, bands: [{ y, bitmap }], ... }
 let lastFrame = null;              // header and size of the frame on screen, for the overlay
 let gaze = null;                   // cursor position over the image, [0,1]^2 of one eye
 let lastMeasuredPose = 0;          // pose whose first frame gave the latest latency figure
@@ -115,16 +115,20 @@ function sendPose(position, orientation, extra) {
   $('hud-pose').textContent = String(id);
 }
 
-async function onFrame(header, jpeg) {
-  let bitmap;
+// A frame's bands decode in parallel (one createImageBitmap each) and are drawn at their rows.
+async function onFrame(header, bands, received) {
+  let bitmaps;
   try {
-    bitmap = await createImageBitmap(jpeg);
+    bitmaps = await Promise.all(bands.map((band) => createImageBitmap(band.jpeg)));
   } catch (error) {
     dashboard.addEvent(`frame ${header.frame}: undecodable image (${error.message})`, 'error');
     return;
   }
+  const decoded = performance.now();
+  const frame = { header, received, decoded, width: bitmaps[0].width, height: header.height,
+    bands: bands.map((band, i) => ({ y: band.y, bitmap: bitmaps[i] })) };
   if (header.frame < newestDecoded) {  // a later frame decoded first
-    bitmap.close();
+    closeBands(frame);
     return;
   }
   newestDecoded = header.frame;
@@ -135,37 +139,41 @@ async function onFrame(header, jpeg) {
   }
   if (xr.active) {
     // The layer's frame is the one that counts as displayed; the page's canvas mirrors it.
-    const mirror = await createImageBitmap(bitmap);
-    const { width, height } = bitmap;
-    xr.showFrame(bitmap, header.eyes || 1, (t) => frameShown(header, width, height, t));
-    replacePending({ header, bitmap: mirror, mirror: true });
+    const mirror = await Promise.all(frame.bands.map(async (band) => ({ y: band.y, bitmap: await createImageBitmap(band.bitmap) })));
+    xr.showFrame(frame, header.eyes || 1, (t) => frameShown(frame, t));
+    replacePending({ ...frame, bands: mirror, mirror: true });
     return;
   }
-  replacePending({ header, bitmap });
+  replacePending(frame);
+}
+
+function closeBands(frame) {
+  for (const band of frame.bands) band.bitmap.close();
 }
 
 function replacePending(frame) {
-  pending?.bitmap.close();
+  if (pending) closeBands(pending);
   pending = frame;
 }
 
 function drawPending() {
   if (!pending) return;
-  const { header, bitmap, mirror } = pending;
+  const frame = pending;
   pending = null;
-  if (frameCanvas.width !== bitmap.width || frameCanvas.height !== bitmap.height) {
-    frameCanvas.width = bitmap.width;
-    frameCanvas.height = bitmap.height;
+  if (frameCanvas.width !== frame.width || frameCanvas.height !== frame.height) {
+    frameCanvas.width = frame.width;
+    frameCanvas.height = frame.height;
   }
-  frameCanvas.getContext('2d').drawImage(bitmap, 0, 0);
-  bitmap.close();
-  if (!mirror) frameShown(header, frameCanvas.width, frameCanvas.height, performance.now());
+  const context = frameCanvas.getContext('2d');
+  for (const band of frame.bands) context.drawImage(band.bitmap, 0, band.y);
+  closeBands(frame);
+  if (!frame.mirror) frameShown(frame, performance.now());
 }
 
 // Bookkeeping once a frame is on screen: `displayed` to the master, the HUD, charts and overlay.
-function frameShown(header, width, height, t) {
+function frameShown({ header, width, height, received, decoded }, t) {
   const sentAt = poseTimes.get(header.pose_id);
-  if (driving()) connection.sendDisplayed(header.frame, header.pose_id, t);
+  if (driving()) connection.sendDisplayed(header.frame, header.pose_id, t, received, decoded);
   drawTimes.push(t);
   while (drawTimes.length && drawTimes[0] < t - 1000) drawTimes.shift();
   const fps = drawTimes.length;

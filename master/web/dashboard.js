@@ -86,8 +86,11 @@ export class Dashboard {
       return row;
     }));
     const latency = status.latency_ms || {};
+    const page = status.page_ms || {};
     this.masterStatus.textContent = `master: ${formatNumber(status.fps)} fps, ${status.frames ?? 0} frames, ` +
-      `pose→photon median ${formatNumber(latency.median)} ms, p95 ${formatNumber(latency.p95)} ms`;
+      `pose→photon median ${formatNumber(latency.median)} ms, p95 ${formatNumber(latency.p95)} ms; ` +
+      `driving page (medians): send→receive ${formatNumber(page.network)} ms, decode ${formatNumber(page.decode)} ms, ` +
+      `draw ${formatNumber(page.draw)} ms`;
   }
 
   // `text` with the page's local time; `kind` styles it (event, local, error).

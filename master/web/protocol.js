@@ -1,16 +1,27 @@
 // The page's side of the live session protocol (master/web/PROTOCOL.md): one WebSocket to /ws with the
 // page's access token, JSON text messages both ways, binary messages from the master holding one frame
-// (4-byte little-endian header length, JSON header, JPEG).
+// (4-byte little-endian header length, JSON header, then the frame's JPEG bands one after another).
 
-// Splits a binary frame message into its header object and its JPEG bytes; throws on a malformed one.
+// Splits a binary frame message into its header object and its bands [{ y, height, jpeg: Blob }], top
+// to bottom; throws on a malformed one. A header without `bands` (format 1) carries one JPEG.
 export function parseFrameMessage(buffer) {
   if (buffer.byteLength < 4) throw new Error(`frame message of ${buffer.byteLength} bytes`);
   const headerLength = new DataView(buffer).getUint32(0, true);
   if (4 + headerLength > buffer.byteLength) throw new Error(`frame header of ${headerLength} bytes overruns the message`);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 4, headerLength)));
   if (header.type !== 'frame') throw new Error(`binary message of type ${header.type}`);
-  const jpeg = new Blob([new Uint8Array(buffer, 4 + headerLength)], { type: 'image/jpeg' });
-  return { header, jpeg };
+  const table = header.bands ?? [{ y: 0, height: header.height, bytes: buffer.byteLength - 4 - headerLength }];
+  if (!Array.isArray(table) || table.length === 0) throw new Error('frame without bands');
+  let at = 4 + headerLength, row = 0;
+  const bands = table.map(({ y, height, bytes }) => {
+    if (y !== row || !(height > 0) || !(bytes >= 0) || at + bytes > buffer.byteLength) throw new Error(`bad frame band at row ${y}`);
+    const jpeg = new Blob([new Uint8Array(buffer, at, bytes)], { type: 'image/jpeg' });
+    at += bytes;
+    row += height;
+    return { y, height, jpeg };
+  });
+  if (at !== buffer.byteLength || row !== header.height) throw new Error('frame bands do not add up to the frame');
+  return { header, bands };
 }
 
 // The socket URL for this page: same host, wss (the page is always served over HTTPS), same token.
@@ -21,7 +32,8 @@ export function socketUrl(location) {
 }
 
 // One live connection to the master. Reconnects after a drop (the master may restart); callbacks:
-//   onOpen(), onClose(code, reason), onMessage(object) for text messages, onFrame(header, jpegBlob).
+//   onOpen(), onClose(code, reason), onMessage(object) for text messages, onFrame(header, bands, receivedAt)
+//   (receivedAt: performance.now() when the message came).
 export class LiveConnection {
   constructor(url, client, callbacks) {
     this.url = url;
@@ -56,12 +68,13 @@ export class LiveConnection {
   }
 
   dispatch(data) {
+    const receivedAt = performance.now();
     try {
       if (typeof data === 'string') {
         this.callbacks.onMessage?.(JSON.parse(data));
       } else {
-        const { header, jpeg } = parseFrameMessage(data);
-        this.callbacks.onFrame?.(header, jpeg);
+        const { header, bands } = parseFrameMessage(data);
+        this.callbacks.onFrame?.(header, bands, receivedAt);
       }
     } catch (error) {
       this.callbacks.onError?.(error);
@@ -88,8 +101,10 @@ export class LiveConnection {
     return id;
   }
 
-  sendDisplayed(frame, poseId, t) {
-    this.send({ type: 'displayed', frame, pose_id: poseId, t });
+  // Frame `frame` (of pose `poseId`) drawn at `t`; `received` and `decoded`: when its message came and
+  // when its bands were decoded (all performance.now()).
+  sendDisplayed(frame, poseId, t, received, decoded) {
+    this.send({ type: 'displayed', frame, pose_id: poseId, received, decoded, t });
   }
 
   sendSettings(settings) {

@@ -73,10 +73,16 @@ class EyeImageDrawer {
     this.eyes = 0;
   }
 
-  upload(bitmap, eyes) {
+  // A frame's bands ({ width, height, bands: [{ y, bitmap }] }), each into its rows of the texture.
+  upload(frame, eyes) {
     const gl = this.gl;
     gl.bindTexture(gl.TEXTURE_2D, this.texture);
-    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, bitmap);
+    if (this.width !== frame.width || this.height !== frame.height) {
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, frame.width, frame.height, 0, gl.RGBA, gl.UNSIGNED_BYTE, null);
+      this.width = frame.width;
+      this.height = frame.height;
+    }
+    for (const band of frame.bands) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, band.y, gl.RGBA, gl.UNSIGNED_BYTE, band.bitmap);
     this.eyes = eyes;
   }
 
@@ -166,12 +172,12 @@ export class XrDriver {
     this.session?.end();
   }
 
-  // A new frame from the master: its JPEG decoded into `bitmap`, `eyes` images side by side.
-  // onDrawn(t) is called once the layer has drawn it (not for a frame replaced before it was drawn).
-  // Takes the bitmap (closes it once it is on the GPU).
-  showFrame(bitmap, eyes, onDrawn) {
-    this.drawer?.upload(bitmap, eyes);
-    bitmap.close();
+  // A new frame from the master: its JPEG bands decoded ({ width, height, bands: [{ y, bitmap }] }),
+  // `eyes` images side by side. onDrawn(t) is called once the layer has drawn it (not for a frame
+  // replaced before it was drawn). Takes the bitmaps (closes them once they are on the GPU).
+  showFrame(frame, eyes, onDrawn) {
+    this.drawer?.upload(frame, eyes);
+    for (const band of frame.bands) band.bitmap.close();
     this.onDrawn = onDrawn;
   }
 

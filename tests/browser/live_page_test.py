@@ -91,6 +91,31 @@ def refused_socket(c, query):
         ws.onclose = (e) => done({{opened, code: e.code}});""")
 
 
+# Decodes the latest frame's recorded bands in the browser and draws each at its rows, as the page
+# does; JavaScript that leaves {width, height, data} (RGBA rows, top first) in `frame` and goes on
+# with `then`.
+DECODE_LAST_FRAME_JS = """
+    const bands = window.__socketLog.lastBands;
+    Promise.all(bands.map((b) => createImageBitmap(new Blob([b.bytes], {type: 'image/jpeg'})))).then((bitmaps) => {
+      const width = bitmaps[0].width, height = bands.reduce((rows, b) => rows + b.height, 0);
+      const canvas = new OffscreenCanvas(width, height);
+      const g = canvas.getContext('2d');
+      bitmaps.forEach((bitmap, i) => g.drawImage(bitmap, 0, bands[i].y));
+      const frame = {width, height, data: g.getImageData(0, 0, width, height).data, canvas};
+      then(frame);
+    });"""
+
+
+def last_frame_png(c, path):
+    """The latest frame as the browser decodes it, written losslessly to `path` (PNG)."""
+    data = c.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const then = (frame) => frame.canvas.convertToBlob({type: 'image/png'})
+          .then((blob) => blob.arrayBuffer()).then((buffer) => done(Array.from(new Uint8Array(buffer))));""" + DECODE_LAST_FRAME_JS)
+    Path(path).write_bytes(bytes(data))
+    return path
+
+
 # ---- cases ----
 
 def case_token(c, args):
@@ -357,10 +382,9 @@ def case_xr(c, args):
     assert exact['mse'] == 0, f'the eyes of frame {of_pose[0]["frame"]} differ from tessera-render --eye-view: {exact}'
     refined = of_pose[-1]['samples']
     assert refined == last_session(c)['max_samples'], f'refinement stopped at {refined} samples'
-    jpeg = c.dir / 'refined.jpg'
-    jpeg.write_bytes(bytes(c.js('return Array.from(window.__socketLog.lastJpeg)')))
-    to_aa = compare(c, jpeg, tessera_render_eyes(c, pose, aa=refined))
-    to_centres = compare(c, jpeg, centres)
+    shown = last_frame_png(c, c.dir / 'refined.png')
+    to_aa = compare(c, shown, tessera_render_eyes(c, pose, aa=refined))
+    to_centres = compare(c, shown, centres)
     assert to_aa['psnr'] > 30 and to_aa['mse'] < to_centres['mse'] / 2, \
         f'the refined frame ({refined} samples) is not the --aa {refined} render: {to_aa} vs pixel centres {to_centres}'
 
@@ -368,13 +392,9 @@ def case_xr(c, args):
     difference = c.driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
         const gl = window.__fakeXr.gl;
-        createImageBitmap(new Blob([window.__socketLog.lastJpeg], {type: 'image/jpeg'})).then((bitmap) => {
-          const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
-          const g = canvas.getContext('2d');
-          g.drawImage(bitmap, 0, 0);
-          const image = g.getImageData(0, 0, bitmap.width, bitmap.height).data;
+        const then = ({width, height, data: image}) => {
           const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
-          if (w !== bitmap.width || h !== bitmap.height) return done(`layer ${w}x${h}, image ${bitmap.width}x${bitmap.height}`);
+          if (w !== width || h !== height) return done(`layer ${w}x${h}, image ${width}x${height}`);
           const drawn = new Uint8Array(w * h * 4);
           gl.bindFramebuffer(gl.FRAMEBUFFER, null);
           gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, drawn);
@@ -383,7 +403,7 @@ def case_xr(c, args):
             for (let x = 0; x < w * 4; ++x)
               if (x % 4 !== 3) worst = Math.max(worst, Math.abs(drawn[(h - 1 - y) * w * 4 + x] - image[y * w * 4 + x]));
           done(worst);
-        });""")
+        };""" + DECODE_LAST_FRAME_JS)
     assert difference == 0 or (isinstance(difference, int) and difference <= 2), f'XR layer differs from the frame: {difference}'
     assert c.js('return window.__fakeXr.frames') > 10, 'the XR session loop is not running'
 
@@ -405,6 +425,41 @@ def compare(c, a, b):
     result = subprocess.run([str(c.build / 'master/tessera-compare'), '--json', str(a), str(b)], capture_output=True, text=True)
     assert result.returncode == 0, f'tessera-compare: {result.stdout}{result.stderr}'
     return json.loads(result.stdout)
+
+
+def case_bands(c, args):
+    """Frames of more rows than two bands' minimum come as JPEG bands: the page decodes them in
+    parallel and draws each at its rows, so its canvas is exactly the bands decoded and stacked; its
+    `displayed` reports say when each frame came, was decoded and drawn, and the master's status
+    gives the driving page's medians of those stages back for the dashboard."""
+    c.start_workers()
+    c.start_master('--mode', 'raytrace', '--max-samples', '2', '--jpeg-threads', '2', size='160x300', tile=40)
+    c.open_page()
+    frame = c.wait_for('a frame in two bands', lambda: next((f for f in frames(c) if len(f.get('bands', [])) == 2), None))
+    assert frame['format'] == 2 and frame['bands'][1]['y'] == 160, frame
+    wait_until_quiet(c)
+    c.wait_for('the last frame drawn', lambda: hud(c, 'frame') == str(frames(c)[-1]['frame']))
+    worst = c.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const shown = document.getElementById('frame-canvas');
+        const then = ({width, height, data}) => {
+          if (shown.width !== width || shown.height !== height) return done(`canvas ${shown.width}x${shown.height}, frame ${width}x${height}`);
+          const page = shown.getContext('2d').getImageData(0, 0, width, height).data;
+          let worst = 0;
+          for (let i = 0; i < data.length; ++i) worst = Math.max(worst, Math.abs(page[i] - data[i]));
+          done(worst);
+        };""" + DECODE_LAST_FRAME_JS)
+    assert worst == 0, f'the canvas is not the bands decoded and stacked: {worst}'
+
+    reports = [m for m in c.socket_log('sent') if m.get('type') == 'displayed']
+    assert reports, 'the page reported no frame displayed'
+    for report in reports:
+        assert report['received'] <= report['decoded'] <= report['t'], report
+    status = c.wait_for('a status with the page\'s stages',
+                        lambda: next((m for m in reversed(c.socket_log('text')) if m.get('type') == 'status'
+                                      and m.get('page_ms', {}).get('decode', 0) > 0), None), timeout=10)
+    assert status['page_ms']['network'] >= 0 and status['page_ms']['draw'] >= 0, status
+    c.wait_for('the dashboard showing them', lambda: 'decode' in c.js("return document.getElementById('master-status').textContent"))
 
 
 def case_worker_loss(c, args):

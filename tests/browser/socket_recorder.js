@@ -3,9 +3,9 @@
 //   sent:    parsed JSON messages the page sent
 //   text:    parsed JSON text messages received (session, status, event)
 //   frames:  headers of the binary frames received
-//   lastJpeg: the JPEG bytes of the latest frame (a Uint8Array)
+//   lastBands: the JPEG bands of the latest frame, [{ y, height, bytes: Uint8Array }] (one for a format-1 frame)
 (() => {
-  const log = { sent: [], text: [], frames: [], lastJpeg: null };
+  const log = { sent: [], text: [], frames: [], lastBands: null };
   window.__socketLog = log;
   const NativeWebSocket = window.WebSocket;
   const nativeSend = NativeWebSocket.prototype.send;
@@ -25,8 +25,15 @@
         }
         const bytes = new Uint8Array(event.data);
         const length = new DataView(event.data).getUint32(0, true);
-        log.frames.push(JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length))));
-        log.lastJpeg = bytes.slice(4 + length);
+        const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
+        log.frames.push(header);
+        let at = 4 + length;
+        const table = header.bands || [{ y: 0, height: header.height, bytes: bytes.length - at }];
+        log.lastBands = table.map(({ y, height, bytes: n }) => {
+          const band = { y, height, bytes: bytes.slice(at, at + n) };
+          at += n;
+          return band;
+        });
       });
     }
   };
