@@ -479,9 +479,13 @@ bool WorkerSession::take_batch(Batch& batch) {
   if (pending_.empty()) return false;
   batch.frame = pending_.front().frame;
   const Frame& frame = *batch.frame;
-  // Raytrace renders all its queued tiles (up to a bound) in one launch; the other modes go a
-  // tile (pair) at a time, each its own launches already.
-  const uint64_t max_pixels = frame.mode == Frame::Mode::raytrace ? kMaxBatchPixels : 1;
+  // Raytrace renders all its queued tiles (up to a bound) in one launch where the device launches
+  // batches; the other modes, and backends that render tile by tile anyway, go a tile (pair) at a
+  // time, so that each tile leaves as soon as it is done: in the dynamic schedule its replacement
+  // then travels while the worker renders the next queued tile, instead of the worker idling for a
+  // round trip after every batch.
+  const bool one_launch = frame.mode == Frame::Mode::raytrace && frame.scene->renderer->launches_batches();
+  const uint64_t max_pixels = one_launch ? kMaxBatchPixels : 1;
   uint64_t pixels = 0;
   while (!pending_.empty() && pending_.front().frame == batch.frame) {
     Work& work = pending_.front();
