@@ -2,7 +2,8 @@
 // path as GPUs do: CPU devices otherwise launch tile by tile) render each request's tiles in one
 // launch (raytrace and vct); frames still equal tessera-render on the same device pixel for pixel
 // (stereo batches: tests/test_tile_batch.cpp, tests/test_vct.cpp), and a worker killed mid-run
-// loses no frame. --stats shows the launches and where the time went.
+// loses no frame. --stats shows the launches and where the time went. Backends that render tile by
+// tile take a tile per launch.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -159,6 +160,47 @@ TEST(ClusterBatched, WorkerKilledMidRunLosesNoFrame) {
       reassigned += f["reassigned"].get<uint32_t>();
     }
     EXPECT_GT(reassigned, 0u) << stats.dump(1);
+  }
+}
+
+// Backends that render a batch tile by tile (the host backend here) take a tile per launch: each
+// tile leaves the worker as soon as it is rendered instead of waiting for the rest of its request,
+// so in the dynamic schedule its replacement travels while the next queued tile renders.
+TEST(ClusterBatched, TileByTileBackendsSendEachTileWhenItIsDone) {
+  TempDir dir("cluster_tile_by_tile");
+  const auto secret = dir / "secret", scenes = dir / "scenes";
+  testing::write_secret(secret, testing::kClusterSecret);
+  std::filesystem::create_directories(scenes);
+  std::filesystem::copy_file(testing::cornell_tpk(), scenes / "cornell.tpk");
+  WorkerProcess a(dir.path(), "a", scenes, secret), b(dir.path(), "b", scenes, secret);
+  ASSERT_FALSE(a.address().empty()) << a.log();
+  ASSERT_FALSE(b.address().empty()) << b.log();
+  const auto ref = dir / "ref.png";
+  const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() +
+                                      " --size 96x64 --device host --pose " + testing::kCornellPose + " -o " + ref.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const std::string schedule : {"dynamic", "static"}) {
+    SCOPED_TRACE(schedule);
+    const auto out = dir / schedule, stats = dir / (schedule + ".json");
+    Process master({testing::master_binary().string(), "--workers", a.address() + "," + b.address(), "--scene",
+                    testing::cornell_tpk().string(), "--secret-file", secret.string(), "--no-status", "--size", "96x64", "--tile",
+                    "16", "--schedule", schedule, "--inflight", "4", "--poses", "camera", "--frames", "2", "--out", out.string(),
+                    "--stats", stats.string()},
+                   dir / (schedule + ".log"));
+    const auto status = master.wait(std::chrono::seconds(120));
+    ASSERT_TRUE(status.has_value()) << master.log();
+    ASSERT_EQ(*status, 0) << master.log();
+    const auto json = nlohmann::json::parse(read_file_text(stats));
+    for (const auto& f : json["frames"]) {
+      uint32_t tiles = 0;
+      for (const auto& w : f["workers"]) {
+        EXPECT_EQ(w["batches"].get<uint32_t>(), w["tiles"].get<uint32_t>()) << f.dump();
+        tiles += w["tiles"].get<uint32_t>();
+      }
+      EXPECT_EQ(tiles, 24u);
+    }
+    for (int i = 0; i < 2; ++i)
+      EXPECT_TRUE(read_image(out / ("frame_00000" + std::to_string(i) + ".png")) == read_image(ref)) << i;
   }
 }
 

@@ -484,11 +484,16 @@ bool WorkerSession::take_batch(Batch& batch) {
   if (pending_.empty()) return false;
   batch.frame = pending_.front().frame;
   const Frame& frame = *batch.frame;
-  // Raytrace and vct render all their queued tiles (up to a bound) in one launch; pathtrace goes a
-  // tile (pair) at a time, each its own launches already.
-  const uint64_t max_pixels = frame.mode == Frame::Mode::raytrace ? kMaxBatchPixels
-                              : frame.mode == Frame::Mode::vct    ? kMaxVctBatchPixels
-                                                                  : 1;
+  // Raytrace and vct render all their queued tiles (up to a bound) in one launch where the device
+  // launches batches; pathtrace, and backends that render tile by tile anyway, go a tile (pair) at
+  // a time, so that each tile leaves as soon as it is done: in the dynamic schedule its replacement
+  // then travels while the worker renders the next queued tile, instead of the worker idling for a
+  // round trip after every batch.
+  const bool batches = frame.scene->renderer->launches_batches();
+  const uint64_t max_pixels = !batches                              ? 1
+                              : frame.mode == Frame::Mode::raytrace ? kMaxBatchPixels
+                              : frame.mode == Frame::Mode::vct      ? kMaxVctBatchPixels
+                                                                    : 1;
   uint64_t pixels = 0;
   while (!pending_.empty() && pending_.front().frame == batch.frame) {
     Work& work = pending_.front();

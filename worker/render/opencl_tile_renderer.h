@@ -22,6 +22,7 @@ class OpenClTileRenderer final : public TileRenderer {
   BatchTiming render_raytrace_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
                                     std::span<const BatchTile> tiles, std::span<uint32_t> out,
                                     const StopRequested& stop) override;
+  bool launches_batches() const override { return batch_kernel_.has_value(); }
 
   const cl::Device& device() const { return device_; }
   const cl::Program& program() const { return program_; }

@@ -63,6 +63,10 @@ class TileRenderer {
   virtual BatchTiming render_raytrace_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
                                             std::span<const BatchTile> tiles, std::span<uint32_t> out,
                                             const StopRequested& stop);
+  // True where render_raytrace_batch renders a batch in one launch (the GPU code path). False where
+  // it goes tile by tile (the host backend, CPU code paths): there a batch saves nothing and only
+  // holds its finished tiles back until its last one is done.
+  virtual bool launches_batches() const { return false; }
 };
 
 struct RendererOptions {
