@@ -107,27 +107,182 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
 }
 #endif
 
+#ifndef TS_OPT_STACK4
+#define TS_OPT_STACK4 0
+#endif
+#ifndef TS_OPT_ONE_TEST
+#define TS_OPT_ONE_TEST 0
+#endif
+
+/* The traversal stack of far children: node and cell interval. */
+#if TS_OPT_STACK4
+typedef struct KdStack {
+  float4 e[TS_KD_STACK_SIZE]; /* node bits, t0, t1: one 16-byte store or load per entry */
+} KdStack;
+TS_FN void kd_stack_set(KdStack* s, uint i, uint node, float t0, float t1) {
+  s->e[i] = make_float4(ts_as_float(node), t0, t1, 0.0f);
+}
+TS_FN void kd_stack_get(const KdStack* s, uint i, uint* node, float* t0, float* t1) {
+  float4 e = s->e[i];
+  *node = ts_as_uint(e.x);
+  *t0 = e.y;
+  *t1 = e.z;
+}
+#else
+typedef struct KdStack {
+  uint node[TS_KD_STACK_SIZE];
+  float t0[TS_KD_STACK_SIZE];
+  float t1[TS_KD_STACK_SIZE];
+} KdStack;
+TS_FN void kd_stack_set(KdStack* s, uint i, uint node, float t0, float t1) {
+  s->node[i] = node;
+  s->t0[i] = t0;
+  s->t1[i] = t1;
+}
+TS_FN void kd_stack_get(const KdStack* s, uint i, uint* node, float* t0, float* t1) {
+  *node = s->node[i];
+  *t0 = s->t0[i];
+  *t1 = s->t1[i];
+}
+#endif
+
+TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
+  if (*sp < TS_KD_STACK_SIZE) {
+    kd_stack_set(s, *sp, node, t0, t1);
+    ++*sp;
+  }
+}
+
 /* Takes the next far child off the stack. Far children come off roughly front to back (the slack
  * lets neighbours overlap a little), so one that starts beyond the closest hit is skipped rather
  * than ending the traversal. Returns 0 when the stack holds nothing left to visit. */
-TS_FN int kd_pop(const uint* stack_node, const float* stack_t0, const float* stack_t1, uint* sp, float best,
-                 uint* node, float* t0, float* t1) {
+TS_FN int kd_pop(const KdStack* s, uint* sp, float best, uint* node, float* t0, float* t1) {
   while (*sp > 0u) {
+    float top_t1;
     --*sp;
-    *node = stack_node[*sp];
-    *t0 = stack_t0[*sp];
-    *t1 = ts_fmin(stack_t1[*sp], best);
+    kd_stack_get(s, *sp, node, t0, &top_t1);
+    *t1 = ts_fmin(top_t1, best);
     if (*t0 <= *t1) return 1;
   }
   return 0;
 }
 
+/* One step down from inner node `node` (first word word0, split word1) whose cell interval
+ * [*t0, *t1] is not empty: sets *node to the near child, pushing the far one when the ray reaches
+ * both, and clips the interval to the near child. */
+TS_FN void kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 inv_dir, uint word0, uint word1,
+                      uint* node, float* t0, float* t1) {
+  uint kind = kd_node_kind(word0);
+  float split = ts_as_float(word1);
+  float o = v3_get(org, kind), d = v3_get(dir, kind);
+  uint below = kd_inner_below_child(*node, word0);
+  uint above = kd_inner_above_child(word0);
+  if (d == 0.0f) {
+    /* parallel to the plane: one side, or both when the ray lies in the plane */
+    if (o < split) {
+      *node = below;
+    } else if (o > split) {
+      *node = above;
+    } else {
+      kd_push(stack, sp, above, *t0, *t1);
+      *node = below;
+    }
+  } else {
+    float diff = split - o;
+    float ts = diff == 0.0f ? 0.0f : diff * v3_get(inv_dir, kind); /* 0 * inf guard for tiny d */
+    float slack = ts_fabs(ts) * TS_KD_T_SLACK;
+    uint first = d > 0.0f ? below : above; /* side the ray is on before ts */
+    uint second = d > 0.0f ? above : below;
+    if (ts - slack > *t1) {
+      *node = first;
+    } else if (ts + slack < *t0) {
+      *node = second;
+    } else {
+      kd_push(stack, sp, second, ts_fmax(*t0, ts - slack), *t1);
+      *node = first;
+      *t1 = ts_fmin(*t1, ts + slack);
+    }
+  }
+}
+
+#if TS_OPT_ONE_TEST
+/* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). The triangles of a node
+ * (a leaf's, or the one or two an inner node holds) are tested at one place in the loop, so the
+ * decode and intersection code exists once in the compiled kernel. */
+TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, int any_hit,
+                      Hit* hit) {
+  KdStack stack;
+  uint sp = 0u;
+  TS_GLOBAL const uint* nodes = scene->kd_nodes;
+  TS_GLOBAL const uint* leaf_refs = scene->kd_leaf_refs;
+  TriangleRay ray;
+  float3 inv_dir;
+  float best = tmax; /* triangle hits count only in (tmin, best) */
+  float t0 = tmin, t1 = tmax;
+  uint node = 0u;
+  int found = 0;
+  hit->tri = TS_KD_NO_TRIANGLE;
+  hit->t = tmax;
+  hit->u = 0.0f;
+  hit->v = 0.0f;
+  if (!(tmin <= tmax) || !kd_clip_to_scene(scene, org, dir, &t0, &t1)) return 0;
+  ray = triangle_ray_setup(org, dir);
+  inv_dir = kd_inverse_direction(dir);
+
+  for (;;) {
+    uint2 words = ts_load_uint2(nodes, node); /* one 8-byte load per node */
+    uint kind = kd_node_kind(words.x);
+    /* Inner nodes without triangles first, until this ray reaches a node with some: the lanes of a
+     * SIMD group then enter their triangle tests together instead of taking turns (Aila and Laine
+     * 2009, "while-while"). */
+    while (kind != TS_KD_LEAF && kd_inner_ref_count(words.x) == 0u) {
+      if (t0 <= t1) {
+        kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1);
+      } else if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) {
+        return found;
+      }
+      words = ts_load_uint2(nodes, node);
+      kind = kd_node_kind(words.x);
+    }
+    {
+      /* refs[0, count): a leaf's triangles (its one index is word1 itself), or the inner node's
+       * slot that follows it */
+      int leaf = kind == TS_KD_LEAF;
+      uint count = leaf ? kd_leaf_count(words.x) : kd_inner_ref_count(words.x);
+      TS_GLOBAL const uint* refs = !leaf ? nodes + 2u * node + 2u : (count == 1u ? nodes + 2u * node + 1u : leaf_refs + words.y);
+      uint i = 0u;
+#ifdef TS_KD_CPU
+      if (leaf && count > 1u)
+        for (; i < count; i += TS_SIMD_LANES) {
+          uint n = count - i < TS_SIMD_LANES ? count - i : TS_SIMD_LANES;
+          found |= kd_test_triangles_simd(scene, &ray, refs + i, n, tmin, &best, hit);
+          if (any_hit && found) return 1;
+        }
+#endif
+      for (; i < count; ++i) {
+        found |= kd_test_triangle(scene, &ray, refs[i], tmin, &best, hit);
+        if (any_hit && found) return 1;
+      }
+      if (leaf) {
+        if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) break;
+      } else {
+        /* the node's own triangles may have shortened the ray; then its split as usual */
+        t1 = ts_fmin(t1, best);
+        if (t0 <= t1) {
+          kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1);
+        } else if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) {
+          break;
+        }
+      }
+    }
+  }
+  return found;
+}
+#else
 /* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). */
 TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, int any_hit,
                       Hit* hit) {
-  uint stack_node[TS_KD_STACK_SIZE];
-  float stack_t0[TS_KD_STACK_SIZE];
-  float stack_t1[TS_KD_STACK_SIZE];
+  KdStack stack;
   uint sp = 0u;
   TS_GLOBAL const uint* nodes = scene->kd_nodes;
   TS_GLOBAL const uint* leaf_refs = scene->kd_leaf_refs;
@@ -162,49 +317,10 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
         t1 = ts_fmin(t1, best);
       }
       if (t0 <= t1) {
-        float split = ts_as_float(word1);
-        float o = v3_get(org, kind), d = v3_get(dir, kind);
-        uint below = kd_inner_below_child(node, word0);
-        uint above = kd_inner_above_child(word0);
+        kd_descend(&stack, &sp, org, dir, inv_dir, word0, word1, &node, &t0, &t1);
         descend = 1;
-        if (d == 0.0f) {
-          /* parallel to the plane: one side, or both when the ray lies in the plane */
-          if (o < split) {
-            node = below;
-          } else if (o > split) {
-            node = above;
-          } else {
-            if (sp < TS_KD_STACK_SIZE) {
-              stack_node[sp] = above;
-              stack_t0[sp] = t0;
-              stack_t1[sp] = t1;
-              ++sp;
-            }
-            node = below;
-          }
-        } else {
-          float diff = split - o;
-          float ts = diff == 0.0f ? 0.0f : diff * v3_get(inv_dir, kind); /* 0 * inf guard for tiny d */
-          float slack = ts_fabs(ts) * TS_KD_T_SLACK;
-          uint first = d > 0.0f ? below : above; /* side the ray is on before ts */
-          uint second = d > 0.0f ? above : below;
-          if (ts - slack > t1) {
-            node = first;
-          } else if (ts + slack < t0) {
-            node = second;
-          } else {
-            if (sp < TS_KD_STACK_SIZE) {
-              stack_node[sp] = second;
-              stack_t0[sp] = ts_fmax(t0, ts - slack);
-              stack_t1[sp] = t1;
-              ++sp;
-            }
-            node = first;
-            t1 = ts_fmin(t1, ts + slack);
-          }
-        }
       }
-      if (!descend && !kd_pop(stack_node, stack_t0, stack_t1, &sp, best, &node, &t0, &t1)) return found;
+      if (!descend && !kd_pop(&stack, &sp, best, &node, &t0, &t1)) return found;
       words = ts_load_uint2(nodes, node);
       word0 = words.x;
       word1 = words.y;
@@ -231,10 +347,11 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       }
       if (any_hit && found) return 1;
     }
-    if (!kd_pop(stack_node, stack_t0, stack_t1, &sp, best, &node, &t0, &t1)) break;
+    if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) break;
   }
   return found;
 }
+#endif
 
 TS_FN int kd_intersect_closest(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, Hit* hit) {
   return kd_traverse(scene, org, dir, tmin, tmax, 0, hit);

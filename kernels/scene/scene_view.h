@@ -17,21 +17,33 @@
 
 #define TS_POSITION_OFFSET_LEVELS 1023.0f /* offsets 0..1023 span a cell edge inclusive */
 
+#ifndef TS_OPT_U2F
+#define TS_OPT_U2F 0
+#endif
+#ifndef TS_OPT_RESTRICT
+#define TS_OPT_RESTRICT 0
+#endif
+#if TS_OPT_RESTRICT && defined(__OPENCL_C_VERSION__)
+#define TS_SCENE_RESTRICT restrict
+#else
+#define TS_SCENE_RESTRICT
+#endif
+
 typedef struct SceneView {
   uint flags;
   uint triangle_count;
-  TS_GLOBAL const uint* triangles;        /* 3 vertex indices per triangle */
-  TS_GLOBAL const float* positions;       /* xyz per vertex (positions not quantized) */
-  TS_GLOBAL const uint* quantized_vertices; /* per vertex: x | y << 10 | z << 20; cell | normal << 16 */
-  TS_GLOBAL const uint* cell_table;         /* per geometry cell: i | j << 16; k */
+  TS_GLOBAL const uint* TS_SCENE_RESTRICT triangles;        /* 3 vertex indices per triangle */
+  TS_GLOBAL const float* TS_SCENE_RESTRICT positions;       /* xyz per vertex (positions not quantized) */
+  TS_GLOBAL const uint* TS_SCENE_RESTRICT quantized_vertices; /* per vertex: x | y << 10 | z << 20; cell | normal << 16 */
+  TS_GLOBAL const uint* TS_SCENE_RESTRICT cell_table;         /* per geometry cell: i | j << 16; k */
   float anchor_x, anchor_y, anchor_z;     /* minimum corner of the cell grid */
   float cell_size;
   TS_GLOBAL const float* normals;         /* xyz per vertex (normals not quantized) */
   TS_GLOBAL const ushort* normal_table;   /* xyz per entry, IEEE half */
   TS_GLOBAL const float* texcoords;       /* uv per vertex (texcoords not quantized) */
   TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point */
-  TS_GLOBAL const uint* kd_nodes;         /* two 32-bit words per node, see kernels/accel/kdtree_layout.h */
-  TS_GLOBAL const uint* kd_leaf_refs;     /* triangle indices of leaves holding two or more */
+  TS_GLOBAL const uint* TS_SCENE_RESTRICT kd_nodes;         /* two 32-bit words per node, see kernels/accel/kdtree_layout.h */
+  TS_GLOBAL const uint* TS_SCENE_RESTRICT kd_leaf_refs;     /* triangle indices of leaves holding two or more */
   float bounds_min_x, bounds_min_y, bounds_min_z;
   float bounds_max_x, bounds_max_y, bounds_max_z;
 } SceneView;
@@ -63,12 +75,21 @@ TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
 
 /* Decodes a quantized position; the packer builds the kd-tree over exactly these values. */
 /* cell_ij = i | j << 16, cell_k = k: the geometry cell's integer coordinates. */
+#if TS_OPT_U2F
+/* (float)n for n < 2^23, exact: 2^23 + n is representable, so the bits 0x4B000000 | n are that
+ * float and subtracting 2^23 leaves n. An integer OR and a float add run at full rate on GPUs,
+ * where an integer-to-float conversion runs at a fraction of it (9 per decoded vertex). */
+TS_FN float ts_small_uint_to_float(uint n) { return ts_as_float(0x4B000000u | n) - 8388608.0f; }
+#else
+TS_FN float ts_small_uint_to_float(uint n) { return (float)n; }
+#endif
+
 TS_FN float3 decode_quantized_position(uint offsets, uint cell_ij, uint cell_k, float anchor_x, float anchor_y,
                                        float anchor_z, float cell_size) {
   const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
-  float fx = (float)(cell_ij & 0xFFFFu) + (float)(offsets & 1023u) * inv_levels;
-  float fy = (float)(cell_ij >> 16) + (float)((offsets >> 10) & 1023u) * inv_levels;
-  float fz = (float)cell_k + (float)((offsets >> 20) & 1023u) * inv_levels;
+  float fx = ts_small_uint_to_float(cell_ij & 0xFFFFu) + ts_small_uint_to_float(offsets & 1023u) * inv_levels;
+  float fy = ts_small_uint_to_float(cell_ij >> 16) + ts_small_uint_to_float((offsets >> 10) & 1023u) * inv_levels;
+  float fz = ts_small_uint_to_float(cell_k & 0xFFFFu) + ts_small_uint_to_float((offsets >> 20) & 1023u) * inv_levels;
   return make_float3(anchor_x + fx * cell_size, anchor_y + fy * cell_size, anchor_z + fz * cell_size);
 }
 
