@@ -107,48 +107,18 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
 }
 #endif
 
-#ifndef TS_OPT_STACK4
-#define TS_OPT_STACK4 0
-#endif
-#ifndef TS_OPT_ONE_TEST
-#define TS_OPT_ONE_TEST 0
-#endif
-
 /* The traversal stack of far children: node and cell interval. */
-#if TS_OPT_STACK4
-typedef struct KdStack {
-  float4 e[TS_KD_STACK_SIZE]; /* node bits, t0, t1: one 16-byte store or load per entry */
-} KdStack;
-TS_FN void kd_stack_set(KdStack* s, uint i, uint node, float t0, float t1) {
-  s->e[i] = make_float4(ts_as_float(node), t0, t1, 0.0f);
-}
-TS_FN void kd_stack_get(const KdStack* s, uint i, uint* node, float* t0, float* t1) {
-  float4 e = s->e[i];
-  *node = ts_as_uint(e.x);
-  *t0 = e.y;
-  *t1 = e.z;
-}
-#else
 typedef struct KdStack {
   uint node[TS_KD_STACK_SIZE];
   float t0[TS_KD_STACK_SIZE];
   float t1[TS_KD_STACK_SIZE];
 } KdStack;
-TS_FN void kd_stack_set(KdStack* s, uint i, uint node, float t0, float t1) {
-  s->node[i] = node;
-  s->t0[i] = t0;
-  s->t1[i] = t1;
-}
-TS_FN void kd_stack_get(const KdStack* s, uint i, uint* node, float* t0, float* t1) {
-  *node = s->node[i];
-  *t0 = s->t0[i];
-  *t1 = s->t1[i];
-}
-#endif
 
 TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
   if (*sp < TS_KD_STACK_SIZE) {
-    kd_stack_set(s, *sp, node, t0, t1);
+    s->node[*sp] = node;
+    s->t0[*sp] = t0;
+    s->t1[*sp] = t1;
     ++*sp;
   }
 }
@@ -158,10 +128,10 @@ TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
  * than ending the traversal. Returns 0 when the stack holds nothing left to visit. */
 TS_FN int kd_pop(const KdStack* s, uint* sp, float best, uint* node, float* t0, float* t1) {
   while (*sp > 0u) {
-    float top_t1;
     --*sp;
-    kd_stack_get(s, *sp, node, t0, &top_t1);
-    *t1 = ts_fmin(top_t1, best);
+    *node = s->node[*sp];
+    *t0 = s->t0[*sp];
+    *t1 = ts_fmin(s->t1[*sp], best);
     if (*t0 <= *t1) return 1;
   }
   return 0;
@@ -205,7 +175,6 @@ TS_FN void kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 i
   }
 }
 
-#if TS_OPT_ONE_TEST
 /* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). The triangles of a node
  * (a leaf's, or the one or two an inner node holds) are tested at one place in the loop, so the
  * decode and intersection code exists once in the compiled kernel. */
@@ -235,8 +204,9 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
     /* Inner nodes without triangles first, until this ray reaches a node with some: the lanes of a
      * SIMD group then enter their triangle tests together instead of taking turns (Aila and Laine
      * 2009, "while-while"). */
-    while (kind != TS_KD_LEAF && kd_inner_ref_count(words.x) == 0u) {
-      if (t0 <= t1) {
+    while (kind != TS_KD_LEAF ? kd_inner_ref_count(words.x) == 0u : kd_leaf_count(words.x) == 0u) {
+      /* an empty leaf is left here too, without a pass through the triangle tests */
+      if (kind != TS_KD_LEAF && t0 <= t1) {
         kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1);
       } else if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) {
         return found;
@@ -278,80 +248,6 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
   }
   return found;
 }
-#else
-/* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). */
-TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, int any_hit,
-                      Hit* hit) {
-  KdStack stack;
-  uint sp = 0u;
-  TS_GLOBAL const uint* nodes = scene->kd_nodes;
-  TS_GLOBAL const uint* leaf_refs = scene->kd_leaf_refs;
-  TriangleRay ray;
-  float3 inv_dir;
-  float best = tmax; /* triangle hits count only in (tmin, best) */
-  float t0 = tmin, t1 = tmax;
-  uint node = 0u;
-  int found = 0;
-  hit->tri = TS_KD_NO_TRIANGLE;
-  hit->t = tmax;
-  hit->u = 0.0f;
-  hit->v = 0.0f;
-  if (!(tmin <= tmax) || !kd_clip_to_scene(scene, org, dir, &t0, &t1)) return 0;
-  ray = triangle_ray_setup(org, dir);
-  inv_dir = kd_inverse_direction(dir);
-
-  for (;;) {
-    uint2 words = ts_load_uint2(nodes, node); /* one 8-byte load per node */
-    uint word0 = words.x, word1 = words.y;
-    uint kind = kd_node_kind(word0);
-    /* Inner nodes first, until this ray reaches a leaf: the lanes of a SIMD group then enter their
-     * triangle tests together instead of taking turns (Aila and Laine 2009, "while-while"). */
-    while (kind != TS_KD_LEAF) {
-      int descend = 0; /* 1: node, t0, t1 already hold the next node to visit */
-      uint refs = kd_inner_ref_count(word0);
-      if (refs != 0u) {
-        uint2 slot = ts_load_uint2(nodes, node + 1u);
-        found |= kd_test_triangle(scene, &ray, slot.x, tmin, &best, hit);
-        if (refs == 2u) found |= kd_test_triangle(scene, &ray, slot.y, tmin, &best, hit);
-        if (any_hit && found) return 1;
-        t1 = ts_fmin(t1, best);
-      }
-      if (t0 <= t1) {
-        kd_descend(&stack, &sp, org, dir, inv_dir, word0, word1, &node, &t0, &t1);
-        descend = 1;
-      }
-      if (!descend && !kd_pop(&stack, &sp, best, &node, &t0, &t1)) return found;
-      words = ts_load_uint2(nodes, node);
-      word0 = words.x;
-      word1 = words.y;
-      kind = kd_node_kind(word0);
-    }
-    {
-      uint count = kd_leaf_count(word0);
-      if (count == 1u) {
-        found |= kd_test_triangle(scene, &ray, word1, tmin, &best, hit);
-      } else {
-        uint i;
-#ifdef TS_KD_CPU
-        for (i = 0u; i < count; i += TS_SIMD_LANES) {
-          uint n = count - i < TS_SIMD_LANES ? count - i : TS_SIMD_LANES;
-          found |= kd_test_triangles_simd(scene, &ray, leaf_refs + word1 + i, n, tmin, &best, hit);
-          if (any_hit && found) return 1;
-        }
-#else
-        for (i = 0u; i < count; ++i) {
-          found |= kd_test_triangle(scene, &ray, leaf_refs[word1 + i], tmin, &best, hit);
-          if (any_hit && found) return 1;
-        }
-#endif
-      }
-      if (any_hit && found) return 1;
-    }
-    if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) break;
-  }
-  return found;
-}
-#endif
 
 TS_FN int kd_intersect_closest(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, Hit* hit) {
   return kd_traverse(scene, org, dir, tmin, tmax, 0, hit);
