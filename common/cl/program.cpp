@@ -110,8 +110,10 @@ Program build(const Device& device, const ResolvedSource& source, std::string_vi
   if (uses_cpu_paths(device)) report.options += " -D TS_DEVICE_CPU=1";
   // Divisions and square roots rounded as on the host: without it NVIDIA's OpenCL divides to within
   // 2.5 ulp and its primary hits differ from the host's in some pixels (tessera-bench rays
-  // hits_xxh64); with it they are bit-identical, at no measured cost.
-  if (device.info().correctly_rounded_divide_sqrt) report.options += " -cl-fp32-correctly-rounded-divide-sqrt";
+  // hits_xxh64); with it they are bit-identical. TESSERA_CL_DIVIDE=fast leaves the device's default.
+  const char* divide = std::getenv("TESSERA_CL_DIVIDE");
+  if (device.info().correctly_rounded_divide_sqrt && !(divide && std::string_view(divide) == "fast"))
+    report.options += " -cl-fp32-correctly-rounded-divide-sqrt";
   const std::filesystem::path dir = cache == CacheUse::enabled ? kernel_cache_dir() : std::filesystem::path();
   const uint64_t key = program_cache_key(device.info(), source.text, report.options);
   if (!dir.empty()) report.cache_file = program_cache_file(dir, key);
