@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/image/image.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
 
@@ -38,6 +40,19 @@ void print_human(const tessera::ImageComparison& c, const std::string& a, const 
             << '\n';
 }
 
+struct Crop {
+  int x = 0, y = 0, w = 0, h = 0;
+};
+
+Crop parse_crop(const std::string& text) {
+  Crop c;
+  char extra = 0;
+  if (std::sscanf(text.c_str(), "%d,%d,%d,%d%c", &c.x, &c.y, &c.w, &c.h, &extra) != 4 || c.x < 0 || c.y < 0 ||
+      c.w <= 0 || c.h <= 0)
+    throw tessera::Error("bad --crop '" + text + "' (expected X,Y,W,H with X, Y >= 0 and W, H > 0)");
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,8 +64,10 @@ int main(int argc, char** argv) {
       "windows) on Rec. 709 luma of the 8-bit sRGB values; per-channel SSIM is printed too and is in the\n"
       "JSON as ssim_per_channel. max_abs_diff is the largest channel difference; pixels_over_threshold\n"
       "counts pixels whose largest channel difference exceeds --threshold.\n"
+      "--crop X,Y,W,H compares only that rectangle of both images (e.g. to leave out a background that\n"
+      "two renderers draw differently); --diff then writes the rectangle.\n"
       "Exit status: 0 compared, 1 bad input (missing file, not an image, different sizes), 2 bad usage.");
-  std::string a_path, b_path, diff_path;
+  std::string a_path, b_path, diff_path, crop_text;
   bool json = false;
   int threshold = 0;
   int gain = 32;  // one 8-bit level shows as 32: small render differences stay visible
@@ -65,15 +82,25 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 255))
       ->capture_default_str();
 
+  app.add_option("--crop", crop_text, "compare only the rectangle X,Y,W,H (pixels; top-left corner, width, height)");
+
   if (const auto done = tessera::cli::parse(app, argc, argv)) return *done;
 
   try {
-    const tessera::ImageRgba8 a = tessera::read_image(a_path);
-    const tessera::ImageRgba8 b = tessera::read_image(b_path);
+    const std::optional<Crop> crop = crop_text.empty() ? std::nullopt : std::optional<Crop>(parse_crop(crop_text));
+    tessera::ImageRgba8 a = tessera::read_image(a_path);
+    tessera::ImageRgba8 b = tessera::read_image(b_path);
     if (a.width() != b.width() || a.height() != b.height())
       throw tessera::Error("images differ in size: '" + a_path + "' is " + std::to_string(a.width()) + "x" +
                            std::to_string(a.height()) + ", '" + b_path + "' is " + std::to_string(b.width()) + "x" +
                            std::to_string(b.height()));
+    if (crop) {
+      if (int64_t(crop->x) + crop->w > a.width() || int64_t(crop->y) + crop->h > a.height())
+        throw tessera::Error("--crop " + crop_text + " does not lie inside the " + std::to_string(a.width()) + "x" +
+                             std::to_string(a.height()) + " images");
+      a = tessera::extract_tile(a, crop->x, crop->y, crop->w, crop->h);
+      b = tessera::extract_tile(b, crop->x, crop->y, crop->w, crop->h);
+    }
     const tessera::ImageComparison comparison = tessera::compare_images(a, b, threshold);
     // Written before anything is printed, so a failure leaves only the error line.
     if (!diff_path.empty()) tessera::write_png(diff_path, tessera::difference_image(a, b, gain));

@@ -389,6 +389,29 @@ TEST(CompareTool, JsonOutputAndDiffImage) {
   EXPECT_NE(human.out.find("SSIM"), std::string::npos);
 }
 
+TEST(CompareTool, CropComparesOnlyTheRectangle) {
+  TempDir dir("compare_crop");
+  // Equal inside the rectangle (8..23, 4..19), different everywhere around it.
+  const ImageRgba8 a = test_pattern(32, 24);
+  ImageRgba8 b = with_noise(a, 40);
+  composite_tile(b, 8, 4, extract_tile(a, 8, 4, 16, 16));
+  write_png(dir.path / "a.png", a);
+  write_png(dir.path / "b.png", b);
+  const std::string args = quoted((dir.path / "a.png").string()) + " " + quoted((dir.path / "b.png").string()) + " --json";
+  const RunResult whole = run_compare(args, dir.path);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["identical"], false);
+  const RunResult inside = run_compare(args + " --crop 8,4,16,16", dir.path);
+  ASSERT_EQ(inside.exit_code, 0) << inside.err;
+  const nlohmann::json j = nlohmann::json::parse(inside.out);
+  EXPECT_EQ(j["identical"], true);
+  EXPECT_EQ(j["width"], 16);
+  EXPECT_EQ(j["height"], 16);
+  const RunResult shifted = run_compare(args + " --crop 7,4,16,16", dir.path);
+  ASSERT_EQ(shifted.exit_code, 0) << shifted.err;
+  EXPECT_EQ(nlohmann::json::parse(shifted.out)["identical"], false);
+}
+
 TEST(CompareTool, BadInputGivesOneErrorLineAndNoOutputFile) {
   TempDir dir("compare_errors");
   write_png(dir.path / "a.png", test_pattern(8, 8));
@@ -401,6 +424,9 @@ TEST(CompareTool, BadInputGivesOneErrorLineAndNoOutputFile) {
       {a + " " + a + " --threshold 999", "threshold"},
       {a + " " + a + " --no-such-flag", "no-such-flag"},
       {a, "B is required"},
+      {a + " " + a + " --crop 4,4,5,4", "does not lie inside"},
+      {a + " " + a + " --crop 1,2,3", "bad --crop"},
+      {a + " " + a + " --crop 0,0,0,4", "bad --crop"},
   };
   for (const auto& [args, needle] : cases) {
     const RunResult r = run_compare(args, dir.path);

@@ -290,14 +290,16 @@ TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {
   d.send_text(pose_message(1, {278, 273, -800}).dump());
   const auto first = frame_of_pose(d, 1);
   ASSERT_TRUE(first) << m.log();
-  EXPECT_EQ(first->header["samples"], 1);
+  // 1, or more where a busy encoder already folded the next refinement in (the newest image wins).
+  EXPECT_GE(first->header["samples"], 1);
+  EXPECT_LE(first->header["samples"], 4);
   EXPECT_EQ(first->header["eyes"], 1);
   EXPECT_EQ(first->header["width"], 64);
   EXPECT_EQ(first->header["owners"].size(), 4u);  // 2 x 2 tiles of 32
   for (const auto& o : first->header["owners"]) EXPECT_TRUE(o == 0 || o == 1);
   // Holding still: the sample count rises with every frame up to the cap of 4 (a busy encoder may
   // fold two refinements into one frame, so a count may be skipped), then nothing more for this pose.
-  uint32_t samples = 1;
+  uint32_t samples = first->header["samples"];
   std::optional<FrameMessage> last = first;
   while (samples < 4) {
     const auto f = next_frame(d, 30s);
@@ -314,7 +316,7 @@ TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {
   d.send_text(pose_message(2, {150, 273, -800}).dump());
   const auto moved = frame_of_pose(d, 2);
   ASSERT_TRUE(moved) << m.log();
-  EXPECT_EQ(moved->header["samples"], 1);
+  EXPECT_LT(moved->header["samples"], 4) << "a new pose starts its samples again";
   EXPECT_NE(decode_jpeg(moved->jpeg), decode_jpeg(first->jpeg));
 }
 

@@ -445,6 +445,29 @@ TEST(PathTracePlain, MeanRadianceConvergesToRaytraceDirectLight) {
   EXPECT_GT(gi_sum / (40.0 * 30.0), 1.1 * direct_sum);
 }
 
+TEST(PathTraceLights, EmittersLightOnlyTheSideTheirWindingFronts) {
+  // kWallScene's lamp at y = 3 faces down (its winding's normal is -y). A ceiling a hair above it
+  // must get nothing from its back: two-sided, 1/d^2 of a millimetre made rare huge samples there.
+  Scene s(kWallScene);
+  const SceneView view = s.get().host_view();
+  const ShadingData shading = ShadingData::build(s.get());
+  const ShadingContext ctx = shading.host_context();
+  RenderSettings rs = default_render_settings(s.get());
+  rs.light_samples = 64;
+  auto light_at = [&](float3 p, float3 n) {
+    Surface surface{};
+    surface.p = p;
+    surface.ng = n;
+    surface.ns = n;
+    surface.front = 1;
+    Rng rng = rng_make(7u, 0u, 1u);
+    const float3 e = direct_light(&view, &ctx, &rs, &surface, &rng);
+    return e.x + e.y + e.z;
+  };
+  EXPECT_GT(light_at(make_float3(0.0f, 2.0f, -1.5f), make_float3(0, 1, 0)), 0.1f);     // below, facing up
+  EXPECT_EQ(light_at(make_float3(0.0f, 3.001f, -1.5f), make_float3(0, -1, 0)), 0.0f);  // above, facing down
+}
+
 TEST(PathTracePlain, TilesGiveTheSamePixelsAsOneTile) {
   Scene s("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
   CameraSpec head;

@@ -162,8 +162,24 @@ TEST(RayCone, WidthGrowsWithDistanceAndCurvatureSpreadsReflections) {
   EXPECT_FLOAT_EQ(ray_cone_reflect(primary, 30.0f, 2.0f).spread, 0.01f + 2.0f * 2.0f * 0.3f) << "convex: wider";
   EXPECT_LT(ray_cone_reflect(primary, 30.0f, -2.0f).spread, 0.0f) << "concave: converging";
   EXPECT_LT(ray_cone_refract(primary, 30.0f, 2.0f, 1.0f / 1.5f).spread, primary.spread) << "entering a convex lens";
-  EXPECT_NEAR(ray_cone_footprint(0.3f, 0.5f), 0.6f, 1e-6);
-  EXPECT_NEAR(ray_cone_footprint(-0.3f, -0.5f), 0.6f, 1e-6);
+}
+
+TEST(TextureFilter, LongAxisOfTheFootprintMapsIntoTextureSpace) {
+  // u runs along x at 1/2 per unit, v along z at 1/4 per unit.
+  const float3 p0 = make_float3(0, 0, 0), p1 = make_float3(2, 0, 0), p2 = make_float3(0, 0, 4);
+  const float2 a = make_float2(0, 0), b = make_float2(1, 0), c = make_float2(0, 1);
+  const float2 along_x = surface_uv_along(p0, p1, p2, a, b, c, make_float3(3, 0, 0));
+  EXPECT_NEAR(along_x.x, 0.5f, 1e-6);
+  EXPECT_NEAR(along_x.y, 0.0f, 1e-6);
+  const float2 along_z = surface_uv_along(p0, p1, p2, a, b, c, make_float3(0, 0, -0.1f));
+  EXPECT_NEAR(along_z.x, 0.0f, 1e-6);
+  EXPECT_NEAR(along_z.y, -0.25f, 1e-6);
+  const float2 diagonal = surface_uv_along(p0, p1, p2, a, b, c, make_float3(1, 0, 1));
+  EXPECT_NEAR(diagonal.x, 0.5f / std::sqrt(2.0f), 1e-6);
+  EXPECT_NEAR(diagonal.y, 0.25f / std::sqrt(2.0f), 1e-6);
+  const float2 head_on = surface_uv_along(p0, p1, p2, a, b, c, make_float3(0, 0, 0));
+  EXPECT_EQ(head_on.x, 0.0f);
+  EXPECT_EQ(head_on.y, 0.0f);
 }
 
 TEST(RayCone, CurvatureOfASphereTriangleIsOneOverTheRadius) {

@@ -1,5 +1,5 @@
 /* Direct light at a diffuse surface: point and directional lights with one shadow ray each, and
- * emissive triangles by area sampling. Returns irradiance / pi, to be multiplied by the albedo. */
+ * emissive triangles by area sampling (from their front faces). Returns irradiance / pi, to be multiplied by the albedo. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_DIRECT_LIGHT_H
 #define TESSERA_KERNELS_INTEGRATORS_DIRECT_LIGHT_H
 #include "kernels/render/rng.h"
@@ -50,7 +50,11 @@ TS_FN float3 direct_light(const SceneView* scene, const ShadingContext* ctx, con
       cs = v3_dot(s->ns, wi);
       if (cs <= 0.0f || v3_dot(s->ng, wi) <= 0.0f) continue;
       nl = v3_normalize(v3_cross(v3_sub(p1, p0), v3_sub(p2, p0)));
-      cl = ts_fabs(v3_dot(nl, wi)); /* emitters shine from both faces */
+      /* Emitters shine from the face their winding fronts (as glTF and most renderers define it).
+       * Two-sided, a lamp mounted a hair below a ceiling lit the slit above it with 1/d^2 of a
+       * fraction of a millimetre, and the rare bounce ray that found the slit became a firefly. */
+      cl = -v3_dot(nl, wi);
+      if (cl <= 0.0f) continue;
       if (kd_intersect_any(scene, origin, to, 0.0f, 0.999f)) continue;
       m = ctx->materials[material_of_triangle(ctx->material_runs, ctx->material_run_count, tri)];
       sum = v3_madd(sum, make_float3(m.emission_r, m.emission_g, m.emission_b), cs * cl / d2 * weight);

@@ -288,7 +288,7 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
                        : pt_reproject_primary(ctx, pt, other, other_primaries, s.p, s.ng, hit.tri, s.material);
     }
     if (m.type == TS_MATERIAL_EMISSIVE) {
-      if (count_emission)
+      if (count_emission && s.front) /* emitters are one-sided, as direct_light() samples them */
         radiance = v3_add(radiance, pt_clamped(v3_mul(throughput, make_float3(m.emission_r, m.emission_g, m.emission_b)), clamp));
       if (first == 2u) { /* a light seen in a mirror first hit (Eq. 6) */
         first = 0u;

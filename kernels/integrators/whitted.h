@@ -58,7 +58,7 @@ TS_FN float3 whitted_radiance(const SceneView* scene, const ShadingContext* ctx,
       continue;
     }
     if (m.type == TS_MATERIAL_DIFFUSE) {
-      float4 albedo = surface_albedo_filtered(ctx, &s, ray_cone_footprint(width, v3_dot(r.dir, s.ng)));
+      float4 albedo = surface_albedo_cone(ctx, &s, width);
       float3 a = make_float3(albedo.x, albedo.y, albedo.z);
       if (albedo.w < 0.5f) { /* cut-out: continue the same ray behind the surface */
         if (sp >= TS_WHITTED_STACK) continue;

@@ -26,11 +26,6 @@ TS_FN RayCone ray_cone_primary(const CameraParams* cam, uint filter) {
 /* The cone's width after `t` units of distance. */
 TS_FN float ray_cone_width_at(RayCone c, float t) { return c.width + c.spread * t; }
 
-/* The width stretched over a surface seen at |cos| = |n . d|: the footprint texture filtering uses. */
-TS_FN float ray_cone_footprint(float width, float cos_theta) {
-  return ts_fabs(width) / ts_fmax(ts_fabs(cos_theta), 1e-4f);
-}
-
 /* The cone of a ray continuing from a hit `t` away (a cut-out, where the ray passes on unchanged). */
 TS_FN RayCone ray_cone_pass(RayCone c, float t) {
   RayCone out;

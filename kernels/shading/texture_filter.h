@@ -51,10 +51,10 @@ TS_FN float4 texture_sample_level(const ColorTables* ct, TS_GLOBAL const uint* t
 }
 
 /* Level of detail of a footprint, after Akenine-Moeller et al. 2019 (Eq. for ray cones):
- *   lambda = Delta + log2(|W| / |n . d|),  Delta = 0.5 log2(w h t_a / p_a)
+ *   lambda = Delta + log2(footprint),  Delta = 0.5 log2(w h t_a / p_a)
  * with t_a / p_a the triangle's texture-coordinate area over its world area (uv_per_area) and
- * `footprint` = |W| / |n . d|, the cone's width stretched over the surface. Written as one log2 of
- * the texel area the footprint covers; 0 (level 0) where it covers at most one texel. */
+ * `footprint` the world-space side of the (square) area one lookup stands for. Written as one log2
+ * of the texel area the footprint covers; 0 (level 0) where it covers at most one texel. */
 TS_FN float texture_lod(const TextureGpu* tex, float uv_per_area, float footprint) {
   float texels = (float)tex->width * (float)tex->height * uv_per_area * footprint * footprint;
   return texels > 1.0f ? 0.5f * ts_log2(texels) : 0.0f;

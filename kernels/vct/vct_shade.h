@@ -113,7 +113,7 @@ TS_FN VctSurfaceRecord vct_primary_surface(const SceneView* scene, const Shading
       }
       continue;
     }
-    albedo = surface_albedo_filtered(ctx, &s, ray_cone_footprint(ray_cone_width_at(cone, hit.t), v3_dot(dir, s.ng)));
+    albedo = surface_albedo_cone(ctx, &s, ray_cone_width_at(cone, hit.t));
     if (albedo.w < 0.5f) { /* cut-out: continue behind the surface */
       org = v3_madd(s.p, s.ng, -rs->ray_epsilon);
       cone = ray_cone_pass(cone, hit.t);

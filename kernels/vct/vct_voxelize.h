@@ -112,6 +112,8 @@ TS_FN float4 vct_fragment_albedo(const SceneView* scene, const ShadingContext* c
   s.material = material;
   s.uv = make_float2(0.0f, 0.0f);
   s.uv_per_area = 0.0f;
+  s.uv_along = make_float2(0.0f, 0.0f);
+  s.cos_view = 1.0f;
   if (scene->flags & TS_SCENE_HAS_TEXCOORDS) {
     TS_GLOBAL const uint* idx = scene->triangles + 3u * tri;
     float q = ctx->materials[material].texcoord_scale;
