@@ -16,6 +16,7 @@
 #include "common/scene/normal_table.h"
 #include "common/scene/scene_settings.h"
 #include "common/scene/tpk_file.h"
+#include "common/scene/vertex_records.h"
 #include "scene-packer/compose.h"
 #include "scene-packer/default_lighting.h"
 #include "scene-packer/replicate.h"
@@ -230,6 +231,14 @@ PackReport pack_scene(const PackOptions& options) {
       report.mesh_device_bytes += s.raw_size();
     else
       report.kdtree_device_bytes += s.raw_size();
+  }
+  if (m.quantization().positions()) {
+    // In memory the quantized vertices, the cell table and the quantized texture coordinates are
+    // one 16-byte record a vertex (common/scene/vertex_records.h).
+    for (const auto& s : m.sections())
+      if (s.kind() == tpk::QUANTIZED_VERTICES || s.kind() == tpk::CELL_TABLE || s.kind() == tpk::TEXCOORDS_QUANTIZED)
+        report.mesh_device_bytes -= s.raw_size();
+    report.mesh_device_bytes += kVertexRecordBytes * m.vertices();
   }
   if (m.quantization().normals()) report.mesh_device_bytes += uint64_t(kNormalTableSize) * 6;  // halves
   report.mesh_original_bytes = 32 * m.vertices() + 12 * m.triangles() + 8;

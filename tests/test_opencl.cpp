@@ -289,8 +289,13 @@ void run_cross(const Device& device, const Program& program) {
 
 // What every program is built with: the OpenCL C version, and on CPU devices the define that
 // selects the kernels' CPU paths.
+// Devices that can divide and take square roots correctly rounded are asked to, as the host does.
+std::string rounding_options(const Device& device) {
+  return device.info().correctly_rounded_divide_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "";
+}
+
 std::string expected_options(const Device& device) {
-  return uses_cpu_paths(device) ? "-cl-std=CL1.2 -D TS_DEVICE_CPU=1" : "-cl-std=CL1.2";
+  return (uses_cpu_paths(device) ? "-cl-std=CL1.2 -D TS_DEVICE_CPU=1" : "-cl-std=CL1.2") + rounding_options(device);
 }
 
 TEST(OpenCl, CpuDevicesTakeTheCpuPathsUnlessTurnedOff) {
@@ -304,7 +309,23 @@ TEST(OpenCl, CpuDevicesTakeTheCpuPathsUnlessTurnedOff) {
                                       CacheUse::disabled)
                 .report()
                 .options,
-            "-cl-std=CL1.2");
+            "-cl-std=CL1.2" + rounding_options(device));
+}
+
+TEST(OpenCl, EnvironmentAddsBuildOptionsAndChoosesTheDivision) {
+  REQUIRE_OPENCL();
+  const Device device = Device::open("auto");
+  const char* source = "__kernel void k(__global int* o) { o[0] = X; }";
+  {
+    ScopedEnv extra("TESSERA_CL_OPTIONS", "-D X=7");
+    const Program p = build_program_from_source(device, source, "", "k.cl", CacheUse::disabled);
+    EXPECT_NE(p.report().options.find(" -D X=7"), std::string::npos) << p.report().options;  // and X compiled
+    ScopedEnv fast("TESSERA_CL_DIVIDE", "fast");
+    EXPECT_EQ(build_program_from_source(device, source, "", "k.cl", CacheUse::disabled).report().options.find("correctly-rounded"),
+              std::string::npos);
+  }
+  ScopedEnv forbidden("TESSERA_CL_OPTIONS", "-D X=1 -cl-fast-relaxed-math");
+  EXPECT_THROW(build_program_from_source(device, source, "", "k.cl", CacheUse::disabled), Error);
 }
 
 TEST(OpenCl, BuildsRunsAndCachesProgram) {

@@ -95,12 +95,13 @@ int main(int argc, char** argv) {
       }
       std::printf("%s (%s) on %s, %ux%u, median of %d passes\n", r.scene.c_str(), r.configuration.c_str(), r.device.c_str(),
                   options.size, options.size, options.passes);
-      std::printf("  %-8s %10s %10s %12s", "rays", "count", "ms", "Mrays/s");
+      std::printf("  %-8s %10s %10s %12s %17s", "rays", "count", "ms", "Mrays/s", "hits XXH64");
       if (!r.embree.empty()) std::printf(" %14s %8s", "Embree Mrays/s", "ratio");
       std::printf("\n");
       for (size_t i = 0; i < r.kinds.size(); ++i) {
         const auto& k = r.kinds[i];
-        std::printf("  %-8s %10llu %10.2f %12.1f", k.kind.c_str(), (unsigned long long)k.rays, k.median_ms, k.mrays_per_second());
+        std::printf("  %-8s %10llu %10.2f %12.1f %17s", k.kind.c_str(), (unsigned long long)k.rays, k.median_ms, k.mrays_per_second(),
+                    k.hits_hash.c_str());
         if (i < r.embree.size())
           std::printf(" %14.1f %8.2f", r.embree[i].mrays_per_second(), k.mrays_per_second() / r.embree[i].mrays_per_second());
         std::printf("\n");

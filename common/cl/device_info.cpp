@@ -74,6 +74,9 @@ DeviceInfo query_device_info(cl_platform_id platform, cl_device_id device) {
   info.local_mem_bytes = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE, "CL_DEVICE_LOCAL_MEM_SIZE");
   info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS, "CL_DEVICE_MAX_COMPUTE_UNITS");
   info.max_work_group_size = device_value<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE");
+  info.correctly_rounded_divide_sqrt =
+      (device_value<cl_device_fp_config>(device, CL_DEVICE_SINGLE_FP_CONFIG, "CL_DEVICE_SINGLE_FP_CONFIG") &
+       CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   return info;
 }
 

@@ -24,6 +24,9 @@ struct DeviceInfo {
   uint64_t local_mem_bytes = 0;
   uint32_t compute_units = 0;
   size_t max_work_group_size = 0;
+  // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT in CL_DEVICE_SINGLE_FP_CONFIG: the device can divide and
+  // take square roots correctly rounded, as the host does (OpenCL's default allows 2.5 and 3 ulp).
+  bool correctly_rounded_divide_sqrt = false;
 };
 
 DeviceInfo query_device_info(cl_platform_id platform, cl_device_id device);

@@ -47,6 +47,14 @@ std::string build_log(cl_program program, cl_device_id device) {
   return trim_log(std::move(log));
 }
 
+// TESSERA_CL_OPTIONS adds build options to every kernel build (e.g. -D switches of kernel variants,
+// to compare them in one program run); the forbidden options stay forbidden.
+std::string with_environment_options(std::string_view options) {
+  const char* env = std::getenv("TESSERA_CL_OPTIONS");
+  if (!env || !*env) return std::string(options);
+  return options.empty() ? std::string(env) : std::string(options) + " " + env;
+}
+
 std::string build_call(std::string_view name, const std::string& options) {
   return "clBuildProgram(" + std::string(name) + ", " + options + ")";
 }
@@ -98,8 +106,14 @@ Program build(const Device& device, const ResolvedSource& source, std::string_vi
               std::string_view user_options, CacheUse cache) {
   const auto start = std::chrono::steady_clock::now();
   BuildReport report;
-  report.options = final_build_options(user_options);
+  report.options = final_build_options(with_environment_options(user_options));
   if (uses_cpu_paths(device)) report.options += " -D TS_DEVICE_CPU=1";
+  // Divisions and square roots rounded as on the host: without it NVIDIA's OpenCL divides to within
+  // 2.5 ulp and its primary hits differ from the host's in some pixels (tessera-bench rays
+  // hits_xxh64); with it they are bit-identical. TESSERA_CL_DIVIDE=fast leaves the device's default.
+  const char* divide = std::getenv("TESSERA_CL_DIVIDE");
+  if (device.info().correctly_rounded_divide_sqrt && !(divide && std::string_view(divide) == "fast"))
+    report.options += " -cl-fp32-correctly-rounded-divide-sqrt";
   const std::filesystem::path dir = cache == CacheUse::enabled ? kernel_cache_dir() : std::filesystem::path();
   const uint64_t key = program_cache_key(device.info(), source.text, report.options);
   if (!dir.empty()) report.cache_file = program_cache_file(dir, key);

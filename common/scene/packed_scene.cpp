@@ -7,6 +7,7 @@
 #include "common/scene/mip_chain.h"
 #include "common/scene/normal_table.h"
 #include "common/scene/tpk_sections.h"
+#include "common/scene/vertex_records.h"
 #include "kernels/accel/kdtree_layout.h"
 
 namespace tessera {
@@ -52,7 +53,7 @@ uint32_t PackedScene::material_of(uint32_t triangle) const {
   return runs[2 * lo + 1];
 }
 
-void PackedScene::validate(const std::string& name) const {
+void PackedScene::validate(const std::string& name) {
   auto fail = [&](const std::string& what) -> Error { return Error(name + ": invalid scene: " + what); };
   const uint64_t nt = manifest_.triangles(), nv = manifest_.vertices();
   const auto& q = manifest_.quantization();
@@ -70,6 +71,9 @@ void PackedScene::validate(const std::string& name) const {
         if (words[2 * v + 1] >> 16) throw fail("normal index without quantized normals");
   }
   if (q.normals() && !q.positions()) throw fail("quantized normals need quantized positions");
+  if (q.positions())  // sizes and cell indices checked above
+    vertex_records_ = make_vertex_records(section_as<uint32_t>(tpk::QUANTIZED_VERTICES), section_as<uint32_t>(tpk::CELL_TABLE),
+                                          section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED));
 
   // Texture lookups turn u * width into an int: float texcoords must be finite and bounded so
   // that no lookup overflows (16-bit quantized ones always are).
@@ -155,8 +159,7 @@ SceneView PackedScene::host_view() const {
   v.triangles = section_as<uint32_t>(tpk::TRIANGLES).data();
   if (q.positions()) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED;
-    v.quantized_vertices = section_as<uint32_t>(tpk::QUANTIZED_VERTICES).data();
-    v.cell_table = section_as<uint32_t>(tpk::CELL_TABLE).data();
+    v.vertex_records = vertex_records_.data();
     v.anchor_x = q.anchor().x();
     v.anchor_y = q.anchor().y();
     v.anchor_z = q.anchor().z();

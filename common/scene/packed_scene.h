@@ -33,17 +33,21 @@ class PackedScene {
   }
   // The unit-normal table as halves (empty unless normals are quantized).
   const std::vector<uint16_t>& normal_table() const { return normal_table_; }
+  // Quantized vertices as 16-byte records, 4 words each (common/scene/vertex_records.h); empty
+  // unless positions are quantized.
+  const std::vector<uint32_t>& vertex_records() const { return vertex_records_; }
 
   // A SceneView over host memory, for the CPU reference renderer and tests.
   SceneView host_view() const;
   uint32_t material_of(uint32_t triangle) const;
 
  private:
-  void validate(const std::string& name) const;
+  void validate(const std::string& name);  // also builds vertex_records_
 
   tpk::Manifest manifest_;
   std::vector<TpkSectionData> sections_;
   std::vector<uint16_t> normal_table_;
+  std::vector<uint32_t> vertex_records_;
   uint64_t content_hash_ = 0;
 };
 

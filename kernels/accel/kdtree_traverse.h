@@ -107,27 +107,80 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
 }
 #endif
 
+/* The traversal stack of far children: node and cell interval. */
+typedef struct KdStack {
+  uint node[TS_KD_STACK_SIZE];
+  float t0[TS_KD_STACK_SIZE];
+  float t1[TS_KD_STACK_SIZE];
+} KdStack;
+
+TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
+  if (*sp < TS_KD_STACK_SIZE) {
+    s->node[*sp] = node;
+    s->t0[*sp] = t0;
+    s->t1[*sp] = t1;
+    ++*sp;
+  }
+}
+
 /* Takes the next far child off the stack. Far children come off roughly front to back (the slack
  * lets neighbours overlap a little), so one that starts beyond the closest hit is skipped rather
  * than ending the traversal. Returns 0 when the stack holds nothing left to visit. */
-TS_FN int kd_pop(const uint* stack_node, const float* stack_t0, const float* stack_t1, uint* sp, float best,
-                 uint* node, float* t0, float* t1) {
+TS_FN int kd_pop(const KdStack* s, uint* sp, float best, uint* node, float* t0, float* t1) {
   while (*sp > 0u) {
     --*sp;
-    *node = stack_node[*sp];
-    *t0 = stack_t0[*sp];
-    *t1 = ts_fmin(stack_t1[*sp], best);
+    *node = s->node[*sp];
+    *t0 = s->t0[*sp];
+    *t1 = ts_fmin(s->t1[*sp], best);
     if (*t0 <= *t1) return 1;
   }
   return 0;
 }
 
-/* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). */
+/* One step down from inner node `node` (first word word0, split word1) whose cell interval
+ * [*t0, *t1] is not empty: sets *node to the near child, pushing the far one when the ray reaches
+ * both, and clips the interval to the near child. */
+TS_FN void kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 inv_dir, uint word0, uint word1,
+                      uint* node, float* t0, float* t1) {
+  uint kind = kd_node_kind(word0);
+  float split = ts_as_float(word1);
+  float o = v3_get(org, kind), d = v3_get(dir, kind);
+  uint below = kd_inner_below_child(*node, word0);
+  uint above = kd_inner_above_child(word0);
+  if (d == 0.0f) {
+    /* parallel to the plane: one side, or both when the ray lies in the plane */
+    if (o < split) {
+      *node = below;
+    } else if (o > split) {
+      *node = above;
+    } else {
+      kd_push(stack, sp, above, *t0, *t1);
+      *node = below;
+    }
+  } else {
+    float diff = split - o;
+    float ts = diff == 0.0f ? 0.0f : diff * v3_get(inv_dir, kind); /* 0 * inf guard for tiny d */
+    float slack = ts_fabs(ts) * TS_KD_T_SLACK;
+    uint first = d > 0.0f ? below : above; /* side the ray is on before ts */
+    uint second = d > 0.0f ? above : below;
+    if (ts - slack > *t1) {
+      *node = first;
+    } else if (ts + slack < *t0) {
+      *node = second;
+    } else {
+      kd_push(stack, sp, second, ts_fmax(*t0, ts - slack), *t1);
+      *node = first;
+      *t1 = ts_fmin(*t1, ts + slack);
+    }
+  }
+}
+
+/* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). The triangles of a node
+ * (a leaf's, or the one or two an inner node holds) are tested at one place in the loop, so the
+ * decode and intersection code exists once in the compiled kernel. */
 TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, int any_hit,
                       Hit* hit) {
-  uint stack_node[TS_KD_STACK_SIZE];
-  float stack_t0[TS_KD_STACK_SIZE];
-  float stack_t1[TS_KD_STACK_SIZE];
+  KdStack stack;
   uint sp = 0u;
   TS_GLOBAL const uint* nodes = scene->kd_nodes;
   TS_GLOBAL const uint* leaf_refs = scene->kd_leaf_refs;
@@ -147,91 +200,51 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
 
   for (;;) {
     uint2 words = ts_load_uint2(nodes, node); /* one 8-byte load per node */
-    uint word0 = words.x, word1 = words.y;
-    uint kind = kd_node_kind(word0);
-    /* Inner nodes first, until this ray reaches a leaf: the lanes of a SIMD group then enter their
-     * triangle tests together instead of taking turns (Aila and Laine 2009, "while-while"). */
-    while (kind != TS_KD_LEAF) {
-      int descend = 0; /* 1: node, t0, t1 already hold the next node to visit */
-      uint refs = kd_inner_ref_count(word0);
-      if (refs != 0u) {
-        uint2 slot = ts_load_uint2(nodes, node + 1u);
-        found |= kd_test_triangle(scene, &ray, slot.x, tmin, &best, hit);
-        if (refs == 2u) found |= kd_test_triangle(scene, &ray, slot.y, tmin, &best, hit);
-        if (any_hit && found) return 1;
-        t1 = ts_fmin(t1, best);
+    uint kind = kd_node_kind(words.x);
+    /* Inner nodes without triangles first, until this ray reaches a node with some: the lanes of a
+     * SIMD group then enter their triangle tests together instead of taking turns (Aila and Laine
+     * 2009, "while-while"). */
+    while (kind != TS_KD_LEAF ? kd_inner_ref_count(words.x) == 0u : kd_leaf_count(words.x) == 0u) {
+      /* an empty leaf is left here too, without a pass through the triangle tests */
+      if (kind != TS_KD_LEAF && t0 <= t1) {
+        kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1);
+      } else if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) {
+        return found;
       }
-      if (t0 <= t1) {
-        float split = ts_as_float(word1);
-        float o = v3_get(org, kind), d = v3_get(dir, kind);
-        uint below = kd_inner_below_child(node, word0);
-        uint above = kd_inner_above_child(word0);
-        descend = 1;
-        if (d == 0.0f) {
-          /* parallel to the plane: one side, or both when the ray lies in the plane */
-          if (o < split) {
-            node = below;
-          } else if (o > split) {
-            node = above;
-          } else {
-            if (sp < TS_KD_STACK_SIZE) {
-              stack_node[sp] = above;
-              stack_t0[sp] = t0;
-              stack_t1[sp] = t1;
-              ++sp;
-            }
-            node = below;
-          }
-        } else {
-          float diff = split - o;
-          float ts = diff == 0.0f ? 0.0f : diff * v3_get(inv_dir, kind); /* 0 * inf guard for tiny d */
-          float slack = ts_fabs(ts) * TS_KD_T_SLACK;
-          uint first = d > 0.0f ? below : above; /* side the ray is on before ts */
-          uint second = d > 0.0f ? above : below;
-          if (ts - slack > t1) {
-            node = first;
-          } else if (ts + slack < t0) {
-            node = second;
-          } else {
-            if (sp < TS_KD_STACK_SIZE) {
-              stack_node[sp] = second;
-              stack_t0[sp] = ts_fmax(t0, ts - slack);
-              stack_t1[sp] = t1;
-              ++sp;
-            }
-            node = first;
-            t1 = ts_fmin(t1, ts + slack);
-          }
-        }
-      }
-      if (!descend && !kd_pop(stack_node, stack_t0, stack_t1, &sp, best, &node, &t0, &t1)) return found;
       words = ts_load_uint2(nodes, node);
-      word0 = words.x;
-      word1 = words.y;
-      kind = kd_node_kind(word0);
+      kind = kd_node_kind(words.x);
     }
     {
-      uint count = kd_leaf_count(word0);
-      if (count == 1u) {
-        found |= kd_test_triangle(scene, &ray, word1, tmin, &best, hit);
-      } else {
-        uint i;
+      /* refs[0, count): a leaf's triangles (its one index is word1 itself), or the inner node's
+       * slot that follows it */
+      int leaf = kind == TS_KD_LEAF;
+      uint count = leaf ? kd_leaf_count(words.x) : kd_inner_ref_count(words.x);
+      TS_GLOBAL const uint* refs = !leaf ? nodes + 2u * node + 2u : (count == 1u ? nodes + 2u * node + 1u : leaf_refs + words.y);
+      uint i = 0u;
 #ifdef TS_KD_CPU
-        for (i = 0u; i < count; i += TS_SIMD_LANES) {
+      if (leaf && count > 1u)
+        for (; i < count; i += TS_SIMD_LANES) {
           uint n = count - i < TS_SIMD_LANES ? count - i : TS_SIMD_LANES;
-          found |= kd_test_triangles_simd(scene, &ray, leaf_refs + word1 + i, n, tmin, &best, hit);
-          if (any_hit && found) return 1;
-        }
-#else
-        for (i = 0u; i < count; ++i) {
-          found |= kd_test_triangle(scene, &ray, leaf_refs[word1 + i], tmin, &best, hit);
+          found |= kd_test_triangles_simd(scene, &ray, refs + i, n, tmin, &best, hit);
           if (any_hit && found) return 1;
         }
 #endif
+      for (; i < count; ++i) {
+        found |= kd_test_triangle(scene, &ray, refs[i], tmin, &best, hit);
+        if (any_hit && found) return 1;
       }
-      if (any_hit && found) return 1;
+      if (leaf) {
+        if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) break;
+      } else {
+        /* the node's own triangles may have shortened the ray; then its split as usual */
+        t1 = ts_fmin(t1, best);
+        if (t0 <= t1) {
+          kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1);
+        } else if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) {
+          break;
+        }
+      }
     }
-    if (!kd_pop(stack_node, stack_t0, stack_t1, &sp, best, &node, &t0, &t1)) break;
   }
   return found;
 }

@@ -25,15 +25,10 @@ TS_FN void scene_gather_triangles(const SceneView* scene, TS_GLOBAL const uint* 
     const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
     for (k = 0u; k < 3u; ++k)
       for (i = 0u; i < TS_SIMD_LANES; ++i) {
-        uint2 q = ts_load_uint2(scene->quantized_vertices, vertex[k][i]);
-        offsets[k][i] = q.x;
-        cell_ij[k][i] = q.y & 0xFFFFu; /* cell index for now, replaced by its coordinates below */
-      }
-    for (k = 0u; k < 3u; ++k)
-      for (i = 0u; i < TS_SIMD_LANES; ++i) {
-        uint2 c = ts_load_uint2(scene->cell_table, cell_ij[k][i]);
-        cell_ij[k][i] = c.x;
-        cell_k[k][i] = c.y;
+        uint4 r = ts_load_uint4(scene->vertex_records, vertex[k][i]);
+        offsets[k][i] = r.x;
+        cell_ij[k][i] = r.y;
+        cell_k[k][i] = r.z & 0xFFFFu;
       }
     for (k = 0u; k < 3u; ++k) { /* decode_quantized_position lane-parallel */
       ts_uintv o = ts_simd_load_uint(offsets[k]), ij = ts_simd_load_uint(cell_ij[k]);

@@ -4,7 +4,9 @@
  *   normal    = 16-bit index into a table of unit normals
  *   texcoord  = two 16-bit fixed-point values (1 integer bit and 15 fraction bits in the paper;
  *               the integer bits are chosen per material, see MaterialGpu.texcoord_scale)
- * 12 bytes a vertex when all three are quantized; 3 x 32-bit vertex indices a triangle. */
+ * 12 bytes a vertex when all three are quantized; 3 x 32-bit vertex indices a triangle. In memory a
+ * quantized vertex is one 16-byte record (common/scene/vertex_records.h): offsets; cell i | j << 16;
+ * cell k | normal << 16; texcoord u | v << 16. */
 #ifndef TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #define TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #include "kernels/base/vec.h"
@@ -22,14 +24,13 @@ typedef struct SceneView {
   uint triangle_count;
   TS_GLOBAL const uint* triangles;        /* 3 vertex indices per triangle */
   TS_GLOBAL const float* positions;       /* xyz per vertex (positions not quantized) */
-  TS_GLOBAL const uint* quantized_vertices; /* per vertex: x | y << 10 | z << 20; cell | normal << 16 */
-  TS_GLOBAL const uint* cell_table;         /* per geometry cell: i | j << 16; k */
+  TS_GLOBAL const uint* vertex_records; /* 4 words per vertex (positions quantized) */
   float anchor_x, anchor_y, anchor_z;     /* minimum corner of the cell grid */
   float cell_size;
   TS_GLOBAL const float* normals;         /* xyz per vertex (normals not quantized) */
   TS_GLOBAL const ushort* normal_table;   /* xyz per entry, IEEE half */
   TS_GLOBAL const float* texcoords;       /* uv per vertex (texcoords not quantized) */
-  TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point */
+  TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point (positions not quantized) */
   TS_GLOBAL const uint* kd_nodes;         /* two 32-bit words per node, see kernels/accel/kdtree_layout.h */
   TS_GLOBAL const uint* kd_leaf_refs;     /* triangle indices of leaves holding two or more */
   float bounds_min_x, bounds_min_y, bounds_min_z;
@@ -84,11 +85,25 @@ TS_FN uint2 ts_load_uint2(TS_GLOBAL const uint* p, uint index) {
 #endif
 }
 
+/* Four consecutive words, 16-byte aligned, as one load on the device. */
+TS_FN uint4 ts_load_uint4(TS_GLOBAL const uint* p, uint index) {
+#ifdef TS_DEVICE_OPENCL
+  return ((TS_GLOBAL const uint4*)p)[index];
+#else
+  uint4 v;
+  v.x = p[4u * index];
+  v.y = p[4u * index + 1u];
+  v.z = p[4u * index + 2u];
+  v.w = p[4u * index + 3u];
+  return v;
+#endif
+}
+
 TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
   if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED) {
-    uint2 q = ts_load_uint2(scene->quantized_vertices, vertex);
-    uint2 c = ts_load_uint2(scene->cell_table, q.y & 0xFFFFu);
-    return decode_quantized_position(q.x, c.x, c.y, scene->anchor_x, scene->anchor_y, scene->anchor_z, scene->cell_size);
+    uint4 r = ts_load_uint4(scene->vertex_records, vertex);
+    return decode_quantized_position(r.x, r.y, r.z & 0xFFFFu, scene->anchor_x, scene->anchor_y, scene->anchor_z,
+                                     scene->cell_size);
   }
   return v3_load(scene->positions + 3u * vertex);
 }
@@ -104,7 +119,7 @@ TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0,
 TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
   if (scene->flags & TS_SCENE_NORMALS_QUANTIZED)
   {
-    TS_GLOBAL const ushort* n = scene->normal_table + 3u * (scene->quantized_vertices[2u * vertex + 1u] >> 16);
+    TS_GLOBAL const ushort* n = scene->normal_table + 3u * (scene->vertex_records[4u * vertex + 2u] >> 16);
     return make_float3(ts_half_to_float(n), ts_half_to_float(n + 1), ts_half_to_float(n + 2));
   }
   return v3_load(scene->normals + 3u * vertex);
@@ -113,9 +128,14 @@ TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
 /* Texture coordinate of a vertex; only valid when TS_SCENE_HAS_TEXCOORDS is set. quantized_scale
  * is 2^-(fraction bits) of the triangle's material. */
 TS_FN float2 scene_vertex_texcoord(const SceneView* scene, uint vertex, float quantized_scale) {
-  if (scene->flags & TS_SCENE_TEXCOORDS_QUANTIZED)
+  if (scene->flags & TS_SCENE_TEXCOORDS_QUANTIZED) {
+    if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED) {
+      uint uv = scene->vertex_records[4u * vertex + 3u];
+      return make_float2((float)(uv & 0xFFFFu) * quantized_scale, (float)(uv >> 16) * quantized_scale);
+    }
     return make_float2((float)scene->texcoords_q[2u * vertex] * quantized_scale,
                        (float)scene->texcoords_q[2u * vertex + 1u] * quantized_scale);
+  }
   return make_float2(scene->texcoords[2u * vertex], scene->texcoords[2u * vertex + 1u]);
 }
 

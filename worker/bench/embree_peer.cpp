@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/base/hash.h"
 #include "kernels/integrators/bench_rays.h"
 
 #ifdef TESSERA_HAVE_EMBREE
@@ -60,19 +61,20 @@ std::vector<RayKindResult> host_trace(const PackedScene& scene, const CameraPara
   const double primary_ms =
       block_rows([&](uint32_t x0, uint32_t y0) { bench_trace_primary_block(&view, &camera, x0, y0, hits.data()); });
   const uint64_t hit_count = uint64_t(std::count_if(hits.begin(), hits.end(), [](const float4& r) { return r.x >= 0.0f; }));
-  out.push_back({"primary", uint64_t(w) * h, primary_ms});
+  auto hash = [](const auto& v) { return hash64_hex(hash64(v.data(), v.size() * sizeof(v[0]))); };
+  out.push_back({"primary", uint64_t(w) * h, primary_ms, hash(hits)});
   // Results are stored so the compiler cannot drop the tracing as unused.
   std::vector<uint32_t> occluded(hits.size());
   std::vector<float4> bounce(hits.size());
   out.push_back({"shadow", hit_count, block_rows([&](uint32_t x0, uint32_t y0) {
                    bench_trace_shadow_block(&view, &camera, x0, y0, hits.data(), l, occluded.data());
-                 })});
+                 }), hash(occluded)});
   out.push_back({"diffuse", hit_count, timed(h, [&](uint32_t y) {
                    for (uint32_t x = 0; x < w; ++x) {
                      const size_t i = size_t(y) * w + x;
                      bounce[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], 7u);
                    }
-                 })});
+                 }), hash(bounce)});
   return out;
 }
 
@@ -186,7 +188,8 @@ std::vector<RayKindResult> embree_trace(const PackedScene& scene, const CameraPa
   std::vector<RayKindResult> out;
   const double primary_ms = timed(primary_pass);
   const uint64_t hit_count = uint64_t(std::count_if(hits.begin(), hits.end(), [](const float4& r) { return r.x >= 0.0f; }));
-  out.push_back({"primary", uint64_t(w) * h, primary_ms});
+  auto hash = [](const auto& v) { return hash64_hex(hash64(v.data(), v.size() * sizeof(v[0]))); };
+  out.push_back({"primary", uint64_t(w) * h, primary_ms, hash(hits)});
   out.push_back({"shadow", hit_count, timed(shadow_pass)});
   out.push_back({"diffuse", hit_count, timed(diffuse_pass)});
   rtcReleaseScene(rtc_scene);

@@ -1,7 +1,9 @@
 #include "worker/bench/ray_bench.h"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "common/base/hash.h"
 #include "common/cl/commands.h"
 #include "common/cl/device.h"
 #include "common/cl/device_memory.h"
@@ -26,6 +28,12 @@ double time_kernel(const cl::Device& device, const cl::Kernel& kernel, cl::Range
   std::vector<double> ms;
   for (int i = 0; i < o.passes; ++i) ms.push_back(cl::launch_2d(device, kernel, items, local).timing().run_ms());
   return median(ms);
+}
+
+template <typename T>
+std::string records_hash(const cl::Device& device, const cl::Buffer& buffer, uint64_t count) {
+  const std::vector<T> records = cl::read_buffer<T>(device, buffer, count);
+  return hash64_hex(hash64(records.data(), records.size() * sizeof(T)));
 }
 
 std::string describe(const tpk::Manifest& m) {
@@ -73,6 +81,8 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl::DeviceMemoryBudget budget(device);
   const DeviceScene device_scene(device, budget, scene);
   const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl");
+  // Compiler output, e.g. register counts with TESSERA_CL_OPTIONS=-cl-nv-verbose on NVIDIA.
+  if (!program.report().log.empty()) std::fprintf(stderr, "%s\n", program.report().log.c_str());
   cl::Buffer hits = budget.create("bench_hits", pixels * 16);
   cl::Buffer occluded = budget.create("bench_occluded", pixels * 4);
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
@@ -87,7 +97,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   const double primary_ms = time_kernel(device, primary, block_items, options);
   const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
   const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
-  result.kinds.push_back({"primary", pixels, primary_ms});
+  result.kinds.push_back({"primary", pixels, primary_ms, hash64_hex(hash64(records.data(), records.size() * sizeof(cl_float4)))});
 
   cl::Kernel shadow = program.kernel("bench_shadow" + block);
   arg = device_scene.set_scene_args(shadow);
@@ -97,7 +107,8 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   shadow.set_arg(arg++, light[1]);
   shadow.set_arg(arg++, light[2]);
   shadow.set_arg(arg++, occluded);
-  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, block_items, options)});
+  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, block_items, options),
+                          records_hash<cl_uint>(device, occluded, pixels)});
 
   cl::Kernel diffuse = program.kernel("bench_diffuse");
   arg = device_scene.set_scene_args(diffuse);
@@ -105,7 +116,8 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   diffuse.set_arg(arg++, hits);
   diffuse.set_arg(arg++, cl_uint(7));
   diffuse.set_arg(arg++, bounce);
-  result.kinds.push_back({"diffuse", hit_count, time_kernel(device, diffuse, {options.size, options.size}, options)});
+  result.kinds.push_back({"diffuse", hit_count, time_kernel(device, diffuse, {options.size, options.size}, options),
+                          records_hash<cl_float4>(device, bounce, pixels)});
 
   if (options.embree) result.embree = embree_trace(scene, camera, light, options, result.embree_note);
   return result;
@@ -115,7 +127,10 @@ nlohmann::json to_json(const RayBenchResult& r) {
   auto kinds = [](const std::vector<RayKindResult>& v) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& k : v)
+    {
       out[k.kind] = {{"rays", k.rays}, {"median_ms", k.median_ms}, {"mrays_per_s", k.mrays_per_second()}};
+      if (!k.hits_hash.empty()) out[k.kind]["hits_xxh64"] = k.hits_hash;
+    }
     return out;
   };
   nlohmann::json j{{"scene", r.scene}, {"configuration", r.configuration}, {"device", r.device}, {"kernels", kinds(r.kinds)}};

@@ -14,6 +14,7 @@ struct RayKindResult {
   std::string kind;     // primary | shadow | diffuse
   uint64_t rays = 0;    // rays traced in one pass
   double median_ms = 0; // kernel time of one pass (median)
+  std::string hits_hash; // XXH64 of the pass's hit records: equal hashes, bit-identical hits
   double mrays_per_second() const { return median_ms > 0 ? rays / (median_ms * 1e3) : 0.0; }
 };
 

@@ -48,12 +48,13 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
   std::vector<Upload> geometry = {
       {"triangles", scene.section(tpk::TRIANGLES)},
       {"positions", scene.section(tpk::POSITIONS)},
-      {"quantized_vertices", scene.section(tpk::QUANTIZED_VERTICES)},
-      {"cell_table", scene.section(tpk::CELL_TABLE)},
+      {"vertex_records", as_bytes(scene.vertex_records())},
       {"normals", scene.section(tpk::NORMALS)},
       {"normal_table", (view.flags & TS_SCENE_NORMALS_QUANTIZED) ? as_bytes(table) : std::span<const uint8_t>{}},
       {"texcoords", scene.section(tpk::TEXCOORDS)},
-      {"texcoords_quantized", scene.section(tpk::TEXCOORDS_QUANTIZED)},
+      // with quantized positions the vertex records hold the texture coordinates
+      {"texcoords_quantized", (view.flags & TS_SCENE_POSITIONS_QUANTIZED) ? std::span<const uint8_t>{}
+                                                                          : scene.section(tpk::TEXCOORDS_QUANTIZED)},
       {"kd_nodes", scene.section(tpk::KD_NODES)},
       {"kd_leaf_refs", scene.section(tpk::KD_LEAF_REFS)},
   };

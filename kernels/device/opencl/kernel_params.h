@@ -12,12 +12,12 @@ typedef struct ShadingCounts {
   uint pad;
 } ShadingCounts;
 
-/* 12 arguments. The scene and shading buffers are read-only and never written through another
+/* 11 arguments. The scene and shading buffers are read-only and never written through another
  * argument, so they are declared restrict: that lets GPUs load them through the read-only cache. */
 #define TS_SCENE_PARAMS                                                                               \
   const SceneConstants scene_constants, __global const uint *restrict triangles,                     \
-      __global const float *restrict positions, __global const uint *restrict quantized_vertices,    \
-      __global const uint *restrict cell_table, __global const float *restrict normals,              \
+      __global const float *restrict positions, __global const uint *restrict vertex_records,        \
+      __global const float *restrict normals,                                                         \
       __global const ushort *restrict normal_table, __global const float *restrict texcoords,        \
       __global const ushort *restrict texcoords_q, __global const uint *restrict kd_nodes,           \
       __global const uint *restrict kd_leaf_refs
@@ -35,8 +35,7 @@ typedef struct ShadingCounts {
   scene_view_set_constants(&view, &scene_constants); \
   view.triangles = triangles;                        \
   view.positions = positions;                        \
-  view.quantized_vertices = quantized_vertices;      \
-  view.cell_table = cell_table;                      \
+  view.vertex_records = vertex_records;              \
   view.normals = normals;                            \
   view.normal_table = normal_table;                  \
   view.texcoords = texcoords;                        \

@@ -1,0 +1,85 @@
+// Quantized vertices in memory: one 16-byte record a vertex, built at load time from the .tpk's
+// split sections (common/scene/vertex_records.h). The records must give every position, normal and
+// texture coordinate the split form gives.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "common/scene/packed_scene.h"
+#include "common/scene/vertex_records.h"
+#include "scene-packer/packer.h"
+#include "test_helpers.h"
+
+namespace tessera {
+namespace {
+
+TEST(VertexRecords, GatherCellNormalAndTexcoordIntoOneRecord) {
+  const std::vector<uint32_t> vertices = {0x3FFFFFFFu, 1u | 7u << 16, 5u | 1u << 10, 0u | 65535u << 16};
+  const std::vector<uint32_t> cells = {3u | 4u << 16, 5u, 65535u | 1u << 16, 65535u};
+  const std::vector<uint16_t> texcoords = {1, 2, 65535, 32768};
+  const auto records = make_vertex_records(vertices, cells, texcoords);
+  ASSERT_EQ(records.size(), 8u);
+  EXPECT_EQ(records[0], 0x3FFFFFFFu);
+  EXPECT_EQ(records[1], 65535u | 1u << 16);  // cell 1
+  EXPECT_EQ(records[2], 65535u | 7u << 16);  // k of cell 1, normal 7
+  EXPECT_EQ(records[3], 1u | 2u << 16);
+  EXPECT_EQ(records[4], 5u | 1u << 10);
+  EXPECT_EQ(records[5], 3u | 4u << 16);  // cell 0
+  EXPECT_EQ(records[6], 5u | 65535u << 16);
+  EXPECT_EQ(records[7], 65535u | 32768u << 16);
+  const auto plain = make_vertex_records(vertices, cells, {});
+  EXPECT_EQ(plain[3], 0u);
+  EXPECT_EQ(plain[7], 0u);
+}
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+TEST(VertexRecords, LoadedSceneReadsWhatTheSplitSectionsHold) {
+  testing::TempDir dir("vertex_records");
+  // A textured, lit quad and a triangle far apart, so their vertices fall in different cells.
+  testing::write_text(dir / "quad.obj",
+                      "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 40 30 -20\nv 41 30 -20\nv 40 31.5 -19\n"
+                      "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 0.25 0.75\n"
+                      "vn 0 0 1\nvn 0.6 0 0.8\n"
+                      "f 1/1/1 2/2/1 3/3/2\nf 1/1/1 3/3/2 4/4/1\nf 5/5/2 6/2/1 7/4/2\n");
+  pack::PackOptions o;
+  o.input = dir / "quad.obj";
+  o.output = dir / "quad.tpk";
+  o.quantize = {true, true, true};
+  o.show_progress = false;
+  pack::pack_scene(o);
+  const PackedScene scene = PackedScene::load(o.output);
+  const SceneView view = scene.host_view();
+  ASSERT_TRUE(view.flags & TS_SCENE_POSITIONS_QUANTIZED);
+  ASSERT_TRUE(view.flags & TS_SCENE_NORMALS_QUANTIZED);
+  ASSERT_TRUE(view.flags & TS_SCENE_TEXCOORDS_QUANTIZED);
+  const auto words = scene.section_as<uint32_t>(tpk::QUANTIZED_VERTICES);
+  const auto cells = scene.section_as<uint32_t>(tpk::CELL_TABLE);
+  const auto uv = scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED);
+  const auto& table = scene.normal_table();
+  ASSERT_EQ(scene.vertex_records().size(), 4u * scene.vertex_count());
+  for (uint32_t v = 0; v < scene.vertex_count(); ++v) {
+    SCOPED_TRACE("vertex " + std::to_string(v));
+    const uint32_t cell = words[2 * v + 1] & 0xFFFFu, normal = words[2 * v + 1] >> 16;
+    const float3 expected = decode_quantized_position(words[2 * v], cells[2 * cell], cells[2 * cell + 1], view.anchor_x,
+                                                      view.anchor_y, view.anchor_z, view.cell_size);
+    const float3 p = scene_vertex_position(&view, v);
+    EXPECT_EQ(bits(p.x), bits(expected.x));
+    EXPECT_EQ(bits(p.y), bits(expected.y));
+    EXPECT_EQ(bits(p.z), bits(expected.z));
+    const float3 n = scene_vertex_normal(&view, v);
+    EXPECT_EQ(bits(n.x), bits(ts_half_bits_to_float(table[3 * normal])));
+    EXPECT_EQ(bits(n.y), bits(ts_half_bits_to_float(table[3 * normal + 1])));
+    EXPECT_EQ(bits(n.z), bits(ts_half_bits_to_float(table[3 * normal + 2])));
+    const float2 t = scene_vertex_texcoord(&view, v, 0.5f);
+    EXPECT_EQ(t.x, float(uv[2 * v]) * 0.5f);
+    EXPECT_EQ(t.y, float(uv[2 * v + 1]) * 0.5f);
+  }
+}
+
+}  // namespace
+}  // namespace tessera
