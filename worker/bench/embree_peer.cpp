@@ -190,8 +190,8 @@ std::vector<RayKindResult> embree_trace(const PackedScene& scene, const CameraPa
   const uint64_t hit_count = uint64_t(std::count_if(hits.begin(), hits.end(), [](const float4& r) { return r.x >= 0.0f; }));
   auto hash = [](const auto& v) { return hash64_hex(hash64(v.data(), v.size() * sizeof(v[0]))); };
   out.push_back({"primary", uint64_t(w) * h, primary_ms, hash(hits)});
-  out.push_back({"shadow", hit_count, timed(shadow_pass)});
-  out.push_back({"diffuse", hit_count, timed(diffuse_pass)});
+  out.push_back({"shadow", hit_count, timed(shadow_pass), ""});  // occlusion flags only: no hit records to hash
+  out.push_back({"diffuse", hit_count, timed(diffuse_pass), ""});
   rtcReleaseScene(rtc_scene);
   rtcReleaseDevice(device);
   note = "Embree " + std::to_string(RTC_VERSION_MAJOR) + "." + std::to_string(RTC_VERSION_MINOR) + ", " + std::to_string(threads) +
