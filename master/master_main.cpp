@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"raytrace", "pathtrace", "vct"}));
   app.add_option("--size", size, "Image size WIDTHxHEIGHT (per eye)")->capture_default_str();
   app.add_option("--tile", tile, "Tile size in pixels (8..1024), or auto: the largest of 32..256 that still gives every "
-                                 "worker 8 tiles a frame")
+                                 "worker 8 tiles a frame (4 in pathtrace, which launches per tile)")
       ->capture_default_str();
   app.add_option("--schedule", schedule, "static (Strategy II: round-robin, one batch per worker) | dynamic "
                                          "(Strategy I: tiles on demand, each returned when done)")
@@ -242,7 +242,8 @@ int main(int argc, char** argv) {
 
     if (sources.discover) addresses = master::discover_for_run(sources, link.secret);
     if (options.tile_size == 0)
-      options.tile_size = master::auto_tile_size(options.width, options.height, options.stereo || options.ipd > 0, addresses.size());
+      options.tile_size = master::auto_tile_size(options.width, options.height, options.stereo || options.ipd > 0, addresses.size(),
+                                                 mode == "pathtrace");
     net::log_info("scene " + scene->name + " (" + hash64_hex(scene->hash) + "), " + std::to_string(addresses.size()) +
                   " workers, " + schedule + " schedule, " + size + " in " + std::to_string(options.tile_size) + "-pixel tiles, poses from " +
                   pose_source->describe());
