@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <iostream>
 #include <new>
-#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -87,19 +86,20 @@ int main(int argc, char** argv) {
   if (const auto done = tessera::cli::parse(app, argc, argv)) return *done;
 
   try {
-    const std::optional<Crop> crop = crop_text.empty() ? std::nullopt : std::optional<Crop>(parse_crop(crop_text));
+    const bool cropped = !crop_text.empty();
+    const Crop crop = cropped ? parse_crop(crop_text) : Crop{};
     tessera::ImageRgba8 a = tessera::read_image(a_path);
     tessera::ImageRgba8 b = tessera::read_image(b_path);
     if (a.width() != b.width() || a.height() != b.height())
       throw tessera::Error("images differ in size: '" + a_path + "' is " + std::to_string(a.width()) + "x" +
                            std::to_string(a.height()) + ", '" + b_path + "' is " + std::to_string(b.width()) + "x" +
                            std::to_string(b.height()));
-    if (crop) {
-      if (int64_t(crop->x) + crop->w > a.width() || int64_t(crop->y) + crop->h > a.height())
+    if (cropped) {
+      if (int64_t(crop.x) + crop.w > a.width() || int64_t(crop.y) + crop.h > a.height())
         throw tessera::Error("--crop " + crop_text + " does not lie inside the " + std::to_string(a.width()) + "x" +
                              std::to_string(a.height()) + " images");
-      a = tessera::extract_tile(a, crop->x, crop->y, crop->w, crop->h);
-      b = tessera::extract_tile(b, crop->x, crop->y, crop->w, crop->h);
+      a = tessera::extract_tile(a, crop.x, crop.y, crop.w, crop.h);
+      b = tessera::extract_tile(b, crop.x, crop.y, crop.w, crop.h);
     }
     const tessera::ImageComparison comparison = tessera::compare_images(a, b, threshold);
     // Written before anything is printed, so a failure leaves only the error line.
