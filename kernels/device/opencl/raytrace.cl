@@ -22,14 +22,12 @@ __kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSett
 __kernel void raytrace_tiles(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams left,
                              const CameraParams right, __global const uint* tiles, const uint tile_count,
                              const uint rows_per_tile, __global uint* out) {
-  uint x = get_global_id(0), t = get_global_id(1) / rows_per_tile, y = get_global_id(1) % rows_per_tile;
-  if (t >= tile_count) return;
-  __global const uint* tile = tiles + t * TS_BATCH_TILE_WORDS;
-  if (x >= tile[2] || y >= tile[3]) return;
+  TileBatchItem it;
+  if (!tile_batch_item(tiles, tile_count, rows_per_tile, get_global_id(0), get_global_id(1), &it)) return;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
-  const CameraParams camera = tile[4] ? right : left;
-  out[tile[5] + y * tile[2] + x] = raytrace_pixel(&view, &ctx, &settings, &camera, tile[0] + x, tile[1] + y);
+  const CameraParams camera = it.eye ? right : left;
+  out[it.index] = raytrace_pixel(&view, &ctx, &settings, &camera, it.px, it.py);
 }
 #else
 /* CPU devices: one work item per block of TS_PACKET_BLOCK_W x TS_PACKET_BLOCK_H pixels of the tile,

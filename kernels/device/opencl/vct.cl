@@ -169,29 +169,25 @@ __kernel void vct_tiles(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings
                         __global const uint4* bricks, __global const uint* radiance, __global const uint* dense,
                         const VctSettings vct, __global const VctLight* vct_lights, __global const uint* tiles,
                         const uint tile_count, const uint rows_per_tile, __global uint* out) {
-  uint x = get_global_id(0), t = get_global_id(1) / rows_per_tile, y = get_global_id(1) % rows_per_tile;
-  if (t >= tile_count) return;
-  __global const uint* tile = tiles + t * TS_BATCH_TILE_WORDS;
-  if (x >= tile[2] || y >= tile[3]) return;
+  TileBatchItem it;
+  if (!tile_batch_item(tiles, tile_count, rows_per_tile, get_global_id(0), get_global_id(1), &it)) return;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
   VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
-  const CameraParams camera = tile[4] ? right : left;
-  out[tile[5] + y * tile[2] + x] = vct_pixel(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile[0] + x, tile[1] + y);
+  const CameraParams camera = it.eye ? right : left;
+  out[it.index] = vct_pixel(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, it.px, it.py);
 }
 
 __kernel void vct_tiles_primary(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams left,
                                 const CameraParams right, __global const uint* tiles, const uint tile_count,
                                 const uint rows_per_tile, const uint pixels, __global float4* records) {
-  uint x = get_global_id(0), t = get_global_id(1) / rows_per_tile, y = get_global_id(1) % rows_per_tile;
-  if (t >= tile_count) return;
-  __global const uint* tile = tiles + t * TS_BATCH_TILE_WORDS;
-  if (x >= tile[2] || y >= tile[3]) return;
+  TileBatchItem it;
+  if (!tile_batch_item(tiles, tile_count, rows_per_tile, get_global_id(0), get_global_id(1), &it)) return;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
-  const CameraParams camera = tile[4] ? right : left;
-  VctSurfaceRecord r = vct_pixel_surface(&view, &ctx, &settings, &camera, tile[0] + x, tile[1] + y);
-  vct_surface_store(records, pixels, tile[5] + y * tile[2] + x, &r);
+  const CameraParams camera = it.eye ? right : left;
+  VctSurfaceRecord r = vct_pixel_surface(&view, &ctx, &settings, &camera, it.px, it.py);
+  vct_surface_store(records, pixels, it.index, &r);
 }
 
 __kernel void vct_tiles_shade(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const CameraParams left,
@@ -200,16 +196,13 @@ __kernel void vct_tiles_shade(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSe
                               const VctSettings vct, __global const VctLight* vct_lights, __global const uint* tiles,
                               const uint tile_count, const uint rows_per_tile, const uint pixels,
                               __global const float4* records, __global uint* out) {
-  uint x = get_global_id(0), t = get_global_id(1) / rows_per_tile, y = get_global_id(1) % rows_per_tile;
-  if (t >= tile_count) return;
-  __global const uint* tile = tiles + t * TS_BATCH_TILE_WORDS;
-  if (x >= tile[2] || y >= tile[3]) return;
+  TileBatchItem it;
+  if (!tile_batch_item(tiles, tile_count, rows_per_tile, get_global_id(0), get_global_id(1), &it)) return;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
   VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
-  const CameraParams camera = tile[4] ? right : left;
-  const uint i = tile[5] + y * tile[2] + x;
-  VctSurfaceRecord r = vct_surface_load(records, pixels, i);
-  out[i] = vct_pixel_shade(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, tile[0] + x, tile[1] + y, &r);
+  const CameraParams camera = it.eye ? right : left;
+  VctSurfaceRecord r = vct_surface_load(records, pixels, it.index);
+  out[it.index] = vct_pixel_shade(&view, &ctx, &settings, &g, &vct, vct_lights, &camera, it.px, it.py, &r);
 }
 #endif
