@@ -35,6 +35,19 @@ int main(int argc, char** argv) {
   rays->add_option("--passes", options.passes, "Timed passes after the warm-up")->capture_default_str()->check(CLI::Range(5, 1000));
   std::string local = "8x8";
   rays->add_option("--local", local, "OpenCL work-group shape WxH")->capture_default_str();
+  rays->add_option("--schedule", options.schedule,
+                   "grid: one work item per pixel in one launch; persistent: persistent work-groups that take blocks of\n"
+                   "pixels from a global counter (Aila and Laine 2009)")
+      ->capture_default_str()->check(CLI::IsMember({"grid", "persistent"}));
+  rays->add_option("--persistent-groups", options.persistent_groups_per_unit, "Persistent work-groups per compute unit")
+      ->capture_default_str()->check(CLI::Range(1u, 1024u));
+  rays->add_option("--diffuse-order", options.diffuse_order,
+                   "pixel: diffuse bounces traced as generated; octant: each work-group of --sort-group pixels sorts its\n"
+                   "bounces by direction octant first (in the timed kernel; grid schedule only)")
+      ->capture_default_str()->check(CLI::IsMember({"pixel", "octant"}));
+  std::string sort_group = "16x16";
+  rays->add_option("--sort-group", sort_group, "Work-group shape WxH of --diffuse-order octant (at most 256 work items)")
+      ->capture_default_str();
   rays->add_option("--embree-threads", options.embree_threads, "Threads for the Embree peer (0: all cores)");
   rays->add_flag("--no-embree", no_embree, "Skip the Embree peer column");
   rays->add_flag("--json", json, "Print one JSON object per scene (a JSON array)");
@@ -86,6 +99,11 @@ int main(int argc, char** argv) {
     if (std::sscanf(local.c_str(), "%u%c%u%c", &options.local_x, &x, &options.local_y, &extra) != 3 || x != 'x' ||
         options.local_x == 0 || options.local_y == 0 || options.local_x * options.local_y > 1024)
       throw UsageError("bad --local '" + local + "' (expected WxH such as 8x8, at most 1024 work-items)");
+    if (std::sscanf(sort_group.c_str(), "%u%c%u%c", &options.sort_local_x, &x, &options.sort_local_y, &extra) != 3 ||
+        x != 'x' || options.sort_local_x == 0 || options.sort_local_y == 0 || options.sort_local_x * options.sort_local_y > 256)
+      throw UsageError("bad --sort-group '" + sort_group + "' (expected WxH such as 16x16, at most 256 work-items)");
+    if (options.diffuse_order == "octant" && options.schedule != "grid")
+      throw UsageError("--diffuse-order octant works with --schedule grid only");
     nlohmann::json all = nlohmann::json::array();
     for (const auto& scene : scenes) {
       const auto r = bench::run_ray_bench(scene, options);

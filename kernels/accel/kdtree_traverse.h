@@ -9,6 +9,19 @@
  * through the exact edge or corner where cells meet (e.g. aimed at a mesh vertex lying on split
  * planes) then still visits every cell holding the triangle that the watertight test reports.
  *
+ * The stack: by default a private array of TS_KD_STACK_SIZE entries (node, t0, t1), which NVIDIA
+ * keeps in per-thread local memory, cached in L1 beside the node and triangle loads. GPU builds can
+ * keep the top of the stack closer, chosen with a build option (TESSERA_CL_OPTIONS):
+ *   -D TS_KD_REG_STACK=N    the top N (1-4) entries in registers, shifted on push and pop
+ *   -D TS_KD_LOCAL_STACK=N  the top N (power of two, 1-32) entries in the work item's slice of a
+ *                           __local array (-D TS_KD_LOCAL_STACK_THREADS=T work items a group, 64 by
+ *                           default: N x 12 x T bytes; further work items keep the private stack)
+ * Entries below the short stack spill to the private array in order and come back from it in
+ * order, so every variant visits the nodes the plain stack visits, in the same order, at any depth:
+ * the hits are bit-identical (tests/test_traversal_variants.cpp). The stack keeps t0 though it
+ * could be replaced by the entry of the node's parent split: that interval differs by the slack,
+ * which changes the cells a ray visits and so, for ties, which hit it reports.
+ *
  *   kd_intersect_closest(scene, origin, dir, tmin, tmax, &hit)  closest hit in (tmin, tmax)
  *   kd_intersect_any(scene, origin, dir, tmin, tmax)            any hit in (tmin, tmax), for shadows
  *
@@ -107,31 +120,150 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
 }
 #endif
 
-/* The traversal stack of far children: node and cell interval. */
+/* The traversal stack of far children: node and cell interval. The full stack is a private array
+ * (on NVIDIA per-thread local memory, which shares the L1 cache with node and triangle loads); a GPU
+ * build may keep its top entries closer (see the header comment):
+ *   TS_KD_REG_STACK=N    (1-4)  the top N entries in registers, a shift register
+ *   TS_KD_LOCAL_STACK=N  (power of two, 1-32)  the top N entries in this work item's slice of a
+ *                        __local array of the work-group (kernels/device/opencl/kernel_params.h)
+ * Older entries spill to the private array in order, so the stack pops exactly what the plain
+ * one pops and the hits stay bit-identical at every depth. */
+#if defined(TS_KD_REG_STACK) && defined(TS_KD_LOCAL_STACK)
+#error "TS_KD_REG_STACK and TS_KD_LOCAL_STACK exclude each other"
+#endif
+#ifdef TS_KD_CPU
+#undef TS_KD_REG_STACK /* CPU paths and the host keep the plain stack */
+#endif
+#ifndef TS_KD_LOCAL_STACK_ON
+#undef TS_KD_LOCAL_STACK
+#endif
+#if defined(TS_KD_REG_STACK) && (TS_KD_REG_STACK < 1 || TS_KD_REG_STACK > 4)
+#error "TS_KD_REG_STACK must be 1 to 4"
+#endif
+#if defined(TS_KD_LOCAL_STACK) && \
+    (TS_KD_LOCAL_STACK < 1 || TS_KD_LOCAL_STACK > 32 || (TS_KD_LOCAL_STACK & (TS_KD_LOCAL_STACK - 1)) != 0)
+#error "TS_KD_LOCAL_STACK must be a power of two from 1 to 32"
+#endif
+
 typedef struct KdStack {
   uint node[TS_KD_STACK_SIZE];
   float t0[TS_KD_STACK_SIZE];
   float t1[TS_KD_STACK_SIZE];
+#if defined(TS_KD_REG_STACK) || defined(TS_KD_LOCAL_STACK)
+  uint spilled; /* entries [0, spilled) are in the private arrays, [spilled, sp) in the short stack */
+#endif
+#ifdef TS_KD_REG_STACK
+  uint rn0, rn1, rn2, rn3; /* top of stack first; only the first TS_KD_REG_STACK are used */
+  float ra0, ra1, ra2, ra3, rb0, rb1, rb2, rb3;
+#endif
+#ifdef TS_KD_LOCAL_STACK
+  __local uint* slice; /* entry e, field f (node, t0, t1) at slice[(f * N + e) * TS_KD_LOCAL_STACK_THREADS] */
+  uint capacity;       /* TS_KD_LOCAL_STACK, or 0 for a work item beyond the array's threads */
+#endif
 } KdStack;
 
+TS_FN void kd_stack_init(KdStack* s, const SceneView* scene) {
+#if defined(TS_KD_REG_STACK) || defined(TS_KD_LOCAL_STACK)
+  s->spilled = 0u;
+#endif
+#ifdef TS_KD_LOCAL_STACK
+  s->slice = scene->kd_local_stack;
+  s->capacity = scene->kd_local_stack ? TS_KD_LOCAL_STACK : 0u;
+#else
+  (void)scene;
+#endif
+#ifdef TS_KD_REG_STACK
+  s->rn0 = s->rn1 = s->rn2 = s->rn3 = 0u;
+  s->ra0 = s->ra1 = s->ra2 = s->ra3 = s->rb0 = s->rb1 = s->rb2 = s->rb3 = 0.0f;
+#endif
+}
+
+TS_FN void kd_spill(KdStack* s, uint i, uint node, float t0, float t1) {
+  s->node[i] = node;
+  s->t0[i] = t0;
+  s->t1[i] = t1;
+}
+
+#ifdef TS_KD_LOCAL_STACK
+#define TS_KD_LOCAL_AT(s, field, entry) \
+  (s)->slice[((field) * TS_KD_LOCAL_STACK + ((entry) & (TS_KD_LOCAL_STACK - 1u))) * TS_KD_LOCAL_STACK_THREADS]
+#endif
+
 TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
-  if (*sp < TS_KD_STACK_SIZE) {
-    s->node[*sp] = node;
-    s->t0[*sp] = t0;
-    s->t1[*sp] = t1;
-    ++*sp;
+  if (*sp >= TS_KD_STACK_SIZE) return;
+#if defined(TS_KD_REG_STACK)
+  /* full: the bottom register entry moves to the private array */
+  if (*sp - s->spilled == TS_KD_REG_STACK) {
+#if TS_KD_REG_STACK == 1
+    kd_spill(s, s->spilled, s->rn0, s->ra0, s->rb0);
+#elif TS_KD_REG_STACK == 2
+    kd_spill(s, s->spilled, s->rn1, s->ra1, s->rb1);
+#elif TS_KD_REG_STACK == 3
+    kd_spill(s, s->spilled, s->rn2, s->ra2, s->rb2);
+#else
+    kd_spill(s, s->spilled, s->rn3, s->ra3, s->rb3);
+#endif
+    ++s->spilled;
   }
+  s->rn3 = s->rn2; s->ra3 = s->ra2; s->rb3 = s->rb2;
+  s->rn2 = s->rn1; s->ra2 = s->ra1; s->rb2 = s->rb1;
+  s->rn1 = s->rn0; s->ra1 = s->ra0; s->rb1 = s->rb0;
+  s->rn0 = node; s->ra0 = t0; s->rb0 = t1;
+#elif defined(TS_KD_LOCAL_STACK)
+  /* a ring of the top `capacity` entries: when full, the oldest (slot of entry `spilled`, the very
+   * slot the new entry takes) moves to the private array */
+  if (*sp - s->spilled == s->capacity) {
+    if (s->capacity)
+      kd_spill(s, s->spilled, TS_KD_LOCAL_AT(s, 0u, s->spilled), ts_as_float(TS_KD_LOCAL_AT(s, 1u, s->spilled)),
+               ts_as_float(TS_KD_LOCAL_AT(s, 2u, s->spilled)));
+    ++s->spilled;
+  }
+  if (s->spilled > *sp) {
+    kd_spill(s, *sp, node, t0, t1); /* no slice: private only */
+  } else {
+    TS_KD_LOCAL_AT(s, 0u, *sp) = node;
+    TS_KD_LOCAL_AT(s, 1u, *sp) = ts_as_uint(t0);
+    TS_KD_LOCAL_AT(s, 2u, *sp) = ts_as_uint(t1);
+  }
+#else
+  kd_spill(s, *sp, node, t0, t1);
+#endif
+  ++*sp;
+}
+
+/* Removes the top entry; *sp > 0. */
+TS_FN void kd_take(KdStack* s, uint* sp, uint* node, float* t0, float* t1) {
+  --*sp;
+#if defined(TS_KD_REG_STACK) || defined(TS_KD_LOCAL_STACK)
+  if (*sp < s->spilled) {
+    s->spilled = *sp;
+#endif
+    *node = s->node[*sp];
+    *t0 = s->t0[*sp];
+    *t1 = s->t1[*sp];
+#if defined(TS_KD_REG_STACK)
+  } else {
+    *node = s->rn0; *t0 = s->ra0; *t1 = s->rb0;
+    s->rn0 = s->rn1; s->ra0 = s->ra1; s->rb0 = s->rb1;
+    s->rn1 = s->rn2; s->ra1 = s->ra2; s->rb1 = s->rb2;
+    s->rn2 = s->rn3; s->ra2 = s->ra3; s->rb2 = s->rb3;
+  }
+#elif defined(TS_KD_LOCAL_STACK)
+  } else {
+    *node = TS_KD_LOCAL_AT(s, 0u, *sp);
+    *t0 = ts_as_float(TS_KD_LOCAL_AT(s, 1u, *sp));
+    *t1 = ts_as_float(TS_KD_LOCAL_AT(s, 2u, *sp));
+  }
+#endif
 }
 
 /* Takes the next far child off the stack. Far children come off roughly front to back (the slack
  * lets neighbours overlap a little), so one that starts beyond the closest hit is skipped rather
  * than ending the traversal. Returns 0 when the stack holds nothing left to visit. */
-TS_FN int kd_pop(const KdStack* s, uint* sp, float best, uint* node, float* t0, float* t1) {
+TS_FN int kd_pop(KdStack* s, uint* sp, float best, uint* node, float* t0, float* t1) {
   while (*sp > 0u) {
-    --*sp;
-    *node = s->node[*sp];
-    *t0 = s->t0[*sp];
-    *t1 = ts_fmin(s->t1[*sp], best);
+    kd_take(s, sp, node, t0, t1);
+    *t1 = ts_fmin(*t1, best);
     if (*t0 <= *t1) return 1;
   }
   return 0;
@@ -197,6 +329,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
   if (!(tmin <= tmax) || !kd_clip_to_scene(scene, org, dir, &t0, &t1)) return 0;
   ray = triangle_ray_setup(org, dir);
   inv_dir = kd_inverse_direction(dir);
+  kd_stack_init(&stack, scene);
 
   for (;;) {
     uint2 words = ts_load_uint2(nodes, node); /* one 8-byte load per node */

@@ -19,6 +19,17 @@
 
 #define TS_POSITION_OFFSET_LEVELS 1023.0f /* offsets 0..1023 span a cell edge inclusive */
 
+/* A GPU build with -D TS_KD_LOCAL_STACK=N keeps the top of each work item's traversal stack in
+ * __local memory (kernels/accel/kdtree_traverse.h); the kernel declares the work-group's array
+ * (TS_SCENE_VIEW in kernels/device/opencl/kernel_params.h) for the first TS_KD_LOCAL_STACK_THREADS
+ * work items of a group. */
+#if defined(TS_KD_LOCAL_STACK) && defined(TS_DEVICE_OPENCL) && !defined(TS_DEVICE_CPU)
+#define TS_KD_LOCAL_STACK_ON 1
+#ifndef TS_KD_LOCAL_STACK_THREADS
+#define TS_KD_LOCAL_STACK_THREADS 64
+#endif
+#endif
+
 typedef struct SceneView {
   uint flags;
   uint triangle_count;
@@ -35,6 +46,9 @@ typedef struct SceneView {
   TS_GLOBAL const uint* kd_leaf_refs;     /* triangle indices of leaves holding two or more */
   float bounds_min_x, bounds_min_y, bounds_min_z;
   float bounds_max_x, bounds_max_y, bounds_max_z;
+#ifdef TS_KD_LOCAL_STACK_ON
+  __local uint* kd_local_stack; /* this work item's slice of the group's stack array, or 0 */
+#endif
 } SceneView;
 
 /* The scalar part of a SceneView, passed to kernels by value (the pointers are kernel arguments). */

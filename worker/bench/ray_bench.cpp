@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/base/error.h"
 #include "common/base/hash.h"
 #include "common/cl/commands.h"
 #include "common/cl/device.h"
 #include "common/cl/device_memory.h"
 #include "common/cl/program.h"
 #include "common/render/camera_setup.h"
+#include "kernels/render/ray_octant_sort.h"
 #include "worker/bench/embree_peer.h"
 #include "worker/render/device_scene.h"
+#include "worker/render/persistent_launch.h"
 #include "worker/render/pixel_work_items.h"
 
 namespace tessera::bench {
@@ -21,14 +24,50 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// Runs the kernel over `items` work items once to warm up, then `passes` times; median device time in ms.
-double time_kernel(const cl::Device& device, const cl::Kernel& kernel, cl::Range2D items, const RayBenchOptions& o) {
-  const cl::Range2D local{o.local_x, o.local_y};  // launch_2d rounds the range up to whole work-groups
-  cl::launch_2d(device, kernel, items, local).wait();
+// Runs the launch once to warm up, then `passes` times; median device time of the launch in ms.
+template <typename Launch>
+double time_launches(const Launch& launch, int passes) {
+  launch().wait();
   std::vector<double> ms;
-  for (int i = 0; i < o.passes; ++i) ms.push_back(cl::launch_2d(device, kernel, items, local).timing().run_ms());
+  for (int i = 0; i < passes; ++i) ms.push_back(launch().timing().run_ms());
   return median(ms);
 }
+
+// How the benchmark kernels are launched (RayBenchOptions::schedule). A persistent launch takes its
+// kernel's "_persistent" variant, whose last argument is the group counter, zeroed before each launch.
+class RayLaunches {
+ public:
+  RayLaunches(const cl::Device& device, cl::DeviceMemoryBudget& budget, const RayBenchOptions& o)
+      : device_(device), options_(o), local_{o.local_x, o.local_y} {
+    if (o.schedule != "grid" && o.schedule != "persistent")
+      throw Error("unknown schedule '" + o.schedule + "' (grid | persistent)");
+    if (persistent()) counter_ = budget.create("bench_group_counter", 4);
+  }
+  bool persistent() const { return options_.schedule == "persistent"; }
+  std::string kernel_name(const std::string& base) const { return persistent() ? base + "_persistent" : base; }
+  // Sets the counter argument of a persistent kernel after the others (arg: the next index).
+  void finish_args(cl::Kernel& kernel, cl_uint arg) const {
+    if (persistent()) kernel.set_arg(arg, counter_);
+  }
+  // Median ms of the kernel over `items` work items (persistent: as many groups as fill the device).
+  double time(const cl::Kernel& kernel, cl::Range2D items) const {
+    if (!persistent()) return time_launches([&] { return cl::launch_2d(device_, kernel, items, local_); }, options_.passes);
+    const cl::Range2D range = persistent_range(device_, local_, options_.persistent_groups_per_unit);
+    return time_launches(
+        [&] {
+          const cl_uint zero = 0;
+          cl::write_buffer(device_, counter_, &zero, sizeof(zero));
+          return cl::launch_2d(device_, kernel, range, local_);
+        },
+        options_.passes);
+  }
+
+ private:
+  const cl::Device& device_;
+  const RayBenchOptions& options_;
+  cl::Range2D local_;
+  cl::Buffer counter_;
+};
 
 template <typename T>
 std::string records_hash(const cl::Device& device, const cl::Buffer& buffer, uint64_t count) {
@@ -63,6 +102,10 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   RayBenchResult result;
   result.scene = std::filesystem::path(scene_path).filename().string();
   result.configuration = describe(scene.manifest());
+  if (options.device != "host") {
+    if (options.schedule != "grid") result.configuration += ", " + options.schedule + " work-groups";
+    if (options.diffuse_order != "pixel") result.configuration += ", diffuse rays in " + options.diffuse_order + " order";
+  }
   CameraSpec spec;
   spec.pose = pose_from_manifest(scene.manifest().camera());
   spec.vertical_fov_degrees = scene.manifest().camera().vertical_fov_degrees();
@@ -86,20 +129,26 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl::Buffer hits = budget.create("bench_hits", pixels * 16);
   cl::Buffer occluded = budget.create("bench_occluded", pixels * 4);
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
+  const RayLaunches launches(device, budget, options);
+  if (options.diffuse_order != "pixel" && options.diffuse_order != "octant")
+    throw Error("unknown diffuse order '" + options.diffuse_order + "' (pixel | octant)");
 
-  // CPU devices trace primary and shadow rays of 2 x 4 pixels as one packet (kernels/integrators/bench_rays.h).
-  const std::string block = cl::uses_cpu_paths(device) ? "_block" : "";
-  const cl::Range2D block_items = pixel_work_items(device, options.size, options.size);
-  cl::Kernel primary = program.kernel("bench_primary" + block);
+  // CPU devices trace primary and shadow rays of 2 x 4 pixels as one packet (kernels/integrators/bench_rays.h);
+  // persistent launches take the one-ray kernels.
+  const bool blocks = cl::uses_cpu_paths(device) && !launches.persistent();
+  const std::string block = blocks ? "_block" : "";
+  const cl::Range2D block_items = blocks ? pixel_work_items(device, options.size, options.size) : cl::Range2D{options.size, options.size};
+  cl::Kernel primary = program.kernel(launches.kernel_name("bench_primary" + block));
   cl_uint arg = device_scene.set_scene_args(primary);
   primary.set_arg(arg++, camera);
   primary.set_arg(arg++, hits);
-  const double primary_ms = time_kernel(device, primary, block_items, options);
+  launches.finish_args(primary, arg);
+  const double primary_ms = launches.time(primary, block_items);
   const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
   const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
   result.kinds.push_back({"primary", pixels, primary_ms, hash64_hex(hash64(records.data(), records.size() * sizeof(cl_float4)))});
 
-  cl::Kernel shadow = program.kernel("bench_shadow" + block);
+  cl::Kernel shadow = program.kernel(launches.kernel_name("bench_shadow" + block));
   arg = device_scene.set_scene_args(shadow);
   shadow.set_arg(arg++, camera);
   shadow.set_arg(arg++, hits);
@@ -107,17 +156,29 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   shadow.set_arg(arg++, light[1]);
   shadow.set_arg(arg++, light[2]);
   shadow.set_arg(arg++, occluded);
-  result.kinds.push_back({"shadow", hit_count, time_kernel(device, shadow, block_items, options),
-                          records_hash<cl_uint>(device, occluded, pixels)});
+  launches.finish_args(shadow, arg);
+  result.kinds.push_back({"shadow", hit_count, launches.time(shadow, block_items), records_hash<cl_uint>(device, occluded, pixels)});
 
-  cl::Kernel diffuse = program.kernel("bench_diffuse");
+  // Octant order is a kernel of its own with its own work-group shape (persistent launches keep pixel order).
+  const bool sorted = options.diffuse_order == "octant";
+  if (sorted && (options.sort_local_x * options.sort_local_y > TS_RAY_SORT_MAX_GROUP || launches.persistent()))
+    throw Error("--diffuse-order octant takes at most " + std::to_string(TS_RAY_SORT_MAX_GROUP) +
+                " work items a group and the grid schedule");
+  cl::Kernel diffuse = program.kernel(sorted ? "bench_diffuse_sorted" : launches.kernel_name("bench_diffuse"));
   arg = device_scene.set_scene_args(diffuse);
   diffuse.set_arg(arg++, camera);
   diffuse.set_arg(arg++, hits);
   diffuse.set_arg(arg++, cl_uint(7));
   diffuse.set_arg(arg++, bounce);
-  result.kinds.push_back({"diffuse", hit_count, time_kernel(device, diffuse, {options.size, options.size}, options),
-                          records_hash<cl_float4>(device, bounce, pixels)});
+  double diffuse_ms = 0;
+  if (sorted) {
+    const cl::Range2D items{options.size, options.size}, local{options.sort_local_x, options.sort_local_y};
+    diffuse_ms = time_launches([&] { return cl::launch_2d(device, diffuse, items, local); }, options.passes);
+  } else {
+    launches.finish_args(diffuse, arg);
+    diffuse_ms = launches.time(diffuse, {options.size, options.size});
+  }
+  result.kinds.push_back({"diffuse", hit_count, diffuse_ms, records_hash<cl_float4>(device, bounce, pixels)});
 
   if (options.embree) result.embree = embree_trace(scene, camera, light, options, result.embree_note);
   return result;

@@ -23,6 +23,16 @@ struct RayBenchOptions {
   uint32_t size = 1024;  // square image
   int passes = 7;        // timed passes (after one warm-up)
   uint32_t local_x = 8, local_y = 8;  // OpenCL work-group shape
+  // Work scheduling of the OpenCL kernels (GPU and CPU devices alike):
+  //   grid        one work item per pixel, one launch of the whole image (the render kernels' way)
+  //   persistent  persistent work-groups taking 8x8 blocks from a global counter
+  //               (kernels/render/persistent_groups.h), persistent_groups_per_unit per compute unit
+  std::string schedule = "grid";
+  uint32_t persistent_groups_per_unit = 32;
+  // Order of the diffuse bounces: pixel (as generated) or octant (each work-group of
+  // sort_local_x x sort_local_y pixels sorts its rays by direction octant first, inside the timed kernel).
+  std::string diffuse_order = "pixel";
+  uint32_t sort_local_x = 16, sort_local_y = 16;
   bool embree = true;    // trace the same rays with Embree on the CPU, where built in
   unsigned embree_threads = 0;
 };

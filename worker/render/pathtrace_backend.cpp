@@ -12,6 +12,7 @@
 #include "kernels/device/cpu/pathtrace_cpu.h"
 #include "worker/render/device_scene.h"
 #include "worker/render/pathtrace_device_sums.h"
+#include "worker/render/persistent_launch.h"
 
 namespace tessera {
 namespace {
@@ -58,8 +59,9 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
         budget_(device_, options.gpu_memory_limit),
         scene_(device_, budget_, scene),
         program_(cl::build_program(device_, "kernels/device/opencl/pathtrace.cl")),
+        persistent_groups_(persistent_groups_from_environment()),
         primary_(program_.kernel("pathtrace_primary")),
-        paths_(program_.kernel("pathtrace_paths")),
+        paths_(program_.kernel(persistent_groups_ ? "pathtrace_paths_persistent" : "pathtrace_paths")),
         clear_(program_.kernel("pathtrace_clear")),
         accumulator_(device_, budget_) {}
 
@@ -79,6 +81,10 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
     ensure(s.primaries, "pathtrace_primaries_", slot, pixels * sizeof(PtPrimary));
     clear(s.own, own_bytes);
     clear(s.reproj, reproj_bytes);
+    if (persistent_groups_) {  // one group counter a sample
+      ensure(s.counters, "pathtrace_group_counters_", slot, uint64_t(l.pt.samples) * 4);
+      clear(s.counters, uint64_t(l.pt.samples) * 4);
+    }
     const size_t rows = size_t(l.pt.tile_h) * l.pt.eye_count;
     const cl::Range2D global{(l.pt.tile_w + kLocal - 1) / kLocal * kLocal, (rows + kLocal - 1) / kLocal * kLocal};
     s.kernels.clear();
@@ -94,7 +100,13 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
       paths_.set_arg(arg++, s.primaries);
       paths_.set_arg(arg++, s.own);
       paths_.set_arg(arg++, s.reproj);
-      s.kernels.push_back(cl::launch_2d(device_, paths_, global, {kLocal, kLocal}));
+      if (persistent_groups_) {
+        paths_.set_arg(arg++, s.counters);
+        paths_.set_arg(arg++, cl_uint(k));
+      }
+      s.kernels.push_back(cl::launch_2d(
+          device_, paths_, persistent_groups_ ? persistent_range(device_, {kLocal, kLocal}, persistent_groups_) : global,
+          {kLocal, kLocal}));
     }
     s.on_device = sums != nullptr;
     if (s.on_device) {
@@ -123,7 +135,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
 
  private:
   struct Slot {
-    cl::Buffer own, reproj, primaries;
+    cl::Buffer own, reproj, primaries, counters;
     std::vector<cl::Event> kernels;
     bool on_device = false;  // added to device sums rather than read back
     PtPendingMerge merge;
@@ -155,6 +167,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   cl::DeviceMemoryBudget budget_;
   DeviceScene scene_;
   cl::Program program_;
+  uint32_t persistent_groups_;  // TESSERA_PERSISTENT_GROUPS, 0: one work item a pixel
   cl::Kernel primary_, paths_, clear_;
   PathTraceDeviceAccumulator accumulator_;
   Slot slots_[kSlots];

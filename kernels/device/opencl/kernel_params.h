@@ -3,6 +3,7 @@
  * order (worker/render/device_scene.cpp). */
 #ifndef TESSERA_KERNELS_DEVICE_OPENCL_KERNEL_PARAMS_H
 #define TESSERA_KERNELS_DEVICE_OPENCL_KERNEL_PARAMS_H
+#include "kernels/scene/scene_view.h"
 #include "kernels/shading/shading_context.h"
 
 typedef struct ShadingCounts {
@@ -30,8 +31,23 @@ typedef struct ShadingCounts {
       __global const EmitterGpu *restrict emitters, __global const float *restrict srgb_to_linear,   \
       __global const float *restrict linear_to_srgb_threshold
 
+#ifdef TS_KD_LOCAL_STACK_ON
+/* The work-group's short traversal stacks (kernels/accel/kdtree_traverse.h), entry-major so that
+ * neighbouring work items use neighbouring banks; work items past TS_KD_LOCAL_STACK_THREADS get none. */
+#define TS_KD_LOCAL_STACK_DECLARE(view)                                                                       \
+  __local uint view##_kd_stacks[3 * TS_KD_LOCAL_STACK * TS_KD_LOCAL_STACK_THREADS];                       \
+  {                                                                                                         \
+    uint lid_ = (uint)(get_local_id(2) * get_local_size(1) + get_local_id(1)) * (uint)get_local_size(0) + \
+                (uint)get_local_id(0);                                                                      \
+    view.kd_local_stack = lid_ < TS_KD_LOCAL_STACK_THREADS ? view##_kd_stacks + lid_ : 0;                  \
+  }
+#else
+#define TS_KD_LOCAL_STACK_DECLARE(view)
+#endif
+
 #define TS_SCENE_VIEW(view)                          \
   SceneView view;                                    \
+  TS_KD_LOCAL_STACK_DECLARE(view);                   \
   scene_view_set_constants(&view, &scene_constants); \
   view.triangles = triangles;                        \
   view.positions = positions;                        \

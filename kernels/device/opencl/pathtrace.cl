@@ -6,6 +6,7 @@
  * global (tile_w, tile_h * eye_count); rows [0, tile_h) are the left eye (or the only one). */
 #include "kernels/device/opencl/kernel_params.h"
 #include "kernels/integrators/pathtrace.h"
+#include "kernels/render/persistent_groups.h"
 
 /* Zeroes `count` 32-bit words (sums before a launch). */
 __kernel void pathtrace_clear(__global uint* values, const uint count) {
@@ -27,18 +28,41 @@ __kernel void pathtrace_primary(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const Render
   pt_primary_pixel(&view, &ctx, &settings, &pt, eye ? &right : &left, eye, x, ty, primaries + i, own + i);
 }
 
-/* own: PtPixelOut per pixel and eye (added to); reproj: float4 (r, g, b, count) per pixel and eye. */
+/* The paths of work item (x, y) of the (tile_w, tile_h * eye_count) grid.
+ * own: PtPixelOut per pixel and eye (added to); reproj: float4 (r, g, b, count) per pixel and eye. */
+inline void pathtrace_paths_item(const SceneView* view, const ShadingContext* ctx, const RenderSettings* settings,
+                                 const PathTraceParams* pt, const CameraParams* left, const CameraParams* right,
+                                 __global const PtPrimary* primaries, __global PtPixelOut* own, __global float* reproj,
+                                 uint x, uint y) {
+  uint eye, other, ty, n = pt->tile_w * pt->tile_h;
+  if (x >= pt->tile_w || y >= pt->tile_h * pt->eye_count) return;
+  eye = y / pt->tile_h;
+  other = pt->eye_count > 1u ? 1u - eye : 0u;
+  ty = y - eye * pt->tile_h;
+  pt_path_pixel(view, ctx, settings, pt, eye ? right : left, eye ? left : right, eye, x, ty, primaries + eye * n,
+                primaries + other * n, own + eye * n + ty * pt->tile_w + x, (volatile __global float*)(reproj + 4u * other * n));
+}
+
 __kernel void pathtrace_paths(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings,
                               const PathTraceParams pt, const CameraParams left, const CameraParams right,
                               __global const PtPrimary* primaries, __global PtPixelOut* own, __global float* reproj) {
-  uint x = get_global_id(0), y = get_global_id(1);
-  uint eye, other, ty, n = pt.tile_w * pt.tile_h;
-  if (x >= pt.tile_w || y >= pt.tile_h * pt.eye_count) return;
-  eye = y / pt.tile_h;
-  other = pt.eye_count > 1u ? 1u - eye : 0u;
-  ty = y - eye * pt.tile_h;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
-  pt_path_pixel(&view, &ctx, &settings, &pt, eye ? &right : &left, eye ? &left : &right, eye, x, ty, primaries + eye * n,
-                primaries + other * n, own + eye * n + ty * pt.tile_w + x, (volatile __global float*)(reproj + 4u * other * n));
+  pathtrace_paths_item(&view, &ctx, &settings, &pt, &left, &right, primaries, own, reproj, get_global_id(0), get_global_id(1));
+}
+
+/* pathtrace_paths with persistent work-groups (kernels/render/persistent_groups.h), for
+ * TESSERA_PERSISTENT_GROUPS: paths end after different numbers of bounces, and a group whose paths
+ * ended early takes the next block. counters[counter]: zeroed before the launch. */
+__kernel void pathtrace_paths_persistent(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings,
+                                         const PathTraceParams pt, const CameraParams left, const CameraParams right,
+                                         __global const PtPrimary* primaries, __global PtPixelOut* own,
+                                         __global float* reproj, volatile __global uint* counters, const uint counter) {
+  __local uint slot;
+  uint gx = persistent_groups(pt.tile_w, 0), g;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  while (persistent_next_group(counters + counter, &slot, gx * persistent_groups(pt.tile_h * pt.eye_count, 1), &g))
+    pathtrace_paths_item(&view, &ctx, &settings, &pt, &left, &right, primaries, own, reproj, persistent_item(g % gx, 0),
+                         persistent_item(g / gx, 1));
 }

@@ -2,6 +2,8 @@
 #include "kernels/device/opencl/kernel_params.h"
 #include "kernels/integrators/bench_rays.h"
 #include "kernels/integrators/whitted.h"
+#include "kernels/render/persistent_groups.h"
+#include "kernels/render/ray_octant_sort.h"
 #include "kernels/render/tile_batch.h"
 
 #ifndef TS_DEVICE_CPU
@@ -75,6 +77,76 @@ __kernel void bench_diffuse(TS_SCENE_PARAMS, const CameraParams camera, __global
   TS_SCENE_VIEW(view);
   uint i = y * camera.width + x;
   bounce_hits[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], seed);
+}
+
+/* The same three ray kinds with persistent work-groups (kernels/render/persistent_groups.h): launch
+ * about as many work-groups as the device holds at once; next_group is zeroed before each launch.
+ * Each work item traces the ray the kernels above give its pixel. */
+__kernel void bench_primary_persistent(TS_SCENE_PARAMS, const CameraParams camera, __global float4* hits,
+                                       volatile __global uint* next_group) {
+  __local uint slot;
+  uint gx = persistent_groups(camera.width, 0), g;
+  TS_SCENE_VIEW(view);
+  while (persistent_next_group(next_group, &slot, gx * persistent_groups(camera.height, 1), &g)) {
+    uint x = persistent_item(g % gx, 0), y = persistent_item(g / gx, 1);
+    if (x < camera.width && y < camera.height) hits[y * camera.width + x] = bench_trace_primary(&view, &camera, x, y);
+  }
+}
+
+__kernel void bench_shadow_persistent(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits,
+                                      const float lx, const float ly, const float lz, __global uint* occluded,
+                                      volatile __global uint* next_group) {
+  __local uint slot;
+  uint gx = persistent_groups(camera.width, 0), g;
+  TS_SCENE_VIEW(view);
+  while (persistent_next_group(next_group, &slot, gx * persistent_groups(camera.height, 1), &g)) {
+    uint x = persistent_item(g % gx, 0), y = persistent_item(g / gx, 1), i = y * camera.width + x;
+    if (x < camera.width && y < camera.height)
+      occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz));
+  }
+}
+
+__kernel void bench_diffuse_persistent(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits,
+                                       const uint seed, __global float4* bounce_hits, volatile __global uint* next_group) {
+  __local uint slot;
+  uint gx = persistent_groups(camera.width, 0), g;
+  TS_SCENE_VIEW(view);
+  while (persistent_next_group(next_group, &slot, gx * persistent_groups(camera.height, 1), &g)) {
+    uint x = persistent_item(g % gx, 0), y = persistent_item(g / gx, 1), i = y * camera.width + x;
+    if (x < camera.width && y < camera.height) bounce_hits[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], seed);
+  }
+}
+
+/* Diffuse bounces of a work-group's block of pixels traced in direction-octant order
+ * (kernels/render/ray_octant_sort.h), the sort inside the timed kernel; the same ray and record
+ * per pixel as bench_diffuse. At most TS_RAY_SORT_MAX_GROUP work items a group. */
+__kernel void bench_diffuse_sorted(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits,
+                                   const uint seed, __global float4* bounce_hits) {
+  __local uchar keys[TS_RAY_SORT_MAX_GROUP];
+  __local uint pixel_of[TS_RAY_SORT_MAX_GROUP];
+  __local float4 org_of[TS_RAY_SORT_MAX_GROUP], dir_of[TS_RAY_SORT_MAX_GROUP];
+  uint x = get_global_id(0), y = get_global_id(1);
+  uint n = (uint)(get_local_size(0) * get_local_size(1)), i = (uint)(get_local_id(1) * get_local_size(0) + get_local_id(0));
+  uint inside = x < camera.width && y < camera.height, rank;
+  float3 org = make_float3(0.0f, 0.0f, 0.0f), dir = org;
+  Hit hit;
+  TS_SCENE_VIEW(view);
+  int has_ray = inside && bench_diffuse_ray(&view, &camera, x, y, hits[y * camera.width + x], seed, bench_epsilon(&view), &org, &dir);
+  keys[i] = has_ray ? ray_octant(dir) : TS_RAY_SORT_NO_RAY;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  rank = ray_sort_rank(keys, n, i);
+  pixel_of[rank] = inside ? y * camera.width + x : 0xFFFFFFFFu;
+  org_of[rank] = make_float4(org.x, org.y, org.z, has_ray ? 1.0f : 0.0f);
+  dir_of[rank] = make_float4(dir.x, dir.y, dir.z, 0.0f);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  /* from here on, work item i traces the ray of rank i */
+  if (pixel_of[i] == 0xFFFFFFFFu) return;
+  if (org_of[i].w == 0.0f) {
+    bounce_hits[pixel_of[i]] = make_float4(-2.0f, 0.0f, 0.0f, 0.0f); /* as bench_trace_diffuse: no ray */
+    return;
+  }
+  bounce_hits[pixel_of[i]] = bench_hit_record(
+      kd_intersect_closest(&view, org_of[i].xyz, dir_of[i].xyz, 0.0f, TS_INFINITY, &hit), &hit);
 }
 
 #ifdef TS_DEVICE_CPU

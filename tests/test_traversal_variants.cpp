@@ -1,0 +1,211 @@
+// Variants of the GPU traversal and its scheduling (kernels/accel/kdtree_traverse.h short stacks,
+// kernels/render/persistent_groups.h, kernels/render/ray_octant_sort.h) must trace exactly the
+// hits of the default kernels: `tessera-bench rays` prints the same XXH64 hashes of the primary,
+// shadow and diffuse hit records. Run on the OpenCL CPU device (PoCL here) with the GPU code path
+// (TESSERA_CPU_PATHS=off), on a real scene and on a tree deep enough that every short stack spills.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "common/base/error.h"
+#include "common/cl/device_selection.h"
+#include "common/render/camera_setup.h"
+#include "common/render/stereo.h"
+#include "scene-packer/packer.h"
+#include "test_helpers.h"
+#include "worker/render/pathtrace_frame.h"
+
+namespace tessera {
+namespace {
+
+using testing::ScopedEnv;
+using testing::TempDir;
+
+bool opencl_available() {
+  try {
+    return !cl::enumerate_devices().empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void pack(const std::filesystem::path& input, const std::filesystem::path& output) {
+  pack::PackOptions o;
+  o.input = input;
+  o.output = output;
+  o.load_textures = false;
+  o.show_progress = false;
+  o.zstd_level = 1;
+  pack::pack_scene(o);
+}
+
+// Work items past the 8 x 8 blocks are idle in every launch below: sizes that are not multiples of 8.
+const uint32_t kPathWidth = 44, kPathHeight = 30;
+
+// Adversarial for a short stack: a nest of 60 ever smaller shells of triangles around one point
+// (the builder splits down to its depth limit there) inside a cloud of small random triangles, so
+// rays through the middle straddle split after split and hold long stacks of far children.
+void write_deep_scene(const std::filesystem::path& path) {
+  std::ofstream obj(path);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  int vertices = 0;
+  auto triangle = [&](float x, float y, float z, float s) {
+    obj << "v " << x << ' ' << y << ' ' << z << "\nv " << x + s << ' ' << y << ' ' << z + 0.3f * s << "\nv " << x << ' '
+        << y + s << ' ' << z - 0.2f * s << "\nf " << vertices + 1 << ' ' << vertices + 2 << ' ' << vertices + 3 << '\n';
+    vertices += 3;
+  };
+  for (int i = 0; i < 3000; ++i) triangle(unit(rng), unit(rng), unit(rng), 0.02f);
+  float scale = 0.25f;
+  for (int level = 0; level < 60; ++level, scale *= 0.7f)
+    for (int corner = 0; corner < 8; ++corner)
+      triangle(0.5f + ((corner & 1) ? scale : -scale), 0.5f + ((corner & 2) ? scale : -scale),
+               0.5f + ((corner & 4) ? scale : -scale), 0.5f * scale);
+}
+
+class TraversalVariants : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("traversal_variants");
+    write_deep_scene(dir_->path() / "deep.obj");
+    pack(dir_->path() / "deep.obj", dir_->path() / "deep.tpk");
+    pack(testing::scene_path("stanford_bunny/bun_zipper_res4.ply"), dir_->path() / "bunny.tpk");
+    default_ = new nlohmann::json(bench("", ""));
+  }
+  static void TearDownTestSuite() {
+    delete default_;
+    delete dir_;
+  }
+
+  // `tessera-bench rays --json` on both scenes with the GPU code path; cl_options go to every kernel build.
+  static nlohmann::json bench(const std::string& cl_options, const std::string& flags) {
+    ScopedEnv paths("TESSERA_CPU_PATHS", "off");
+    ScopedEnv options("TESSERA_CL_OPTIONS", cl_options);
+    const auto r = testing::run_command((testing::binary_dir() / "worker/tessera-bench").string() + " rays " +
+                                        (dir_->path() / "bunny.tpk").string() + " " + (dir_->path() / "deep.tpk").string() +
+                                        " --device cpu --size 40 --passes 5 --no-embree --json " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.output) : nlohmann::json::array();
+  }
+
+  static void expect_default_hits(const std::string& cl_options, const std::string& flags) {
+    const nlohmann::json variant = bench(cl_options, flags);
+    ASSERT_EQ(variant.size(), 2u);
+    ASSERT_EQ(default_->size(), 2u);
+    for (size_t scene = 0; scene < 2; ++scene)
+      for (const char* kind : {"primary", "shadow", "diffuse"}) {
+        const auto& a = (*default_)[scene]["kernels"][kind];
+        const auto& b = variant[scene]["kernels"][kind];
+        EXPECT_EQ(a["hits_xxh64"], b["hits_xxh64"]) << kind << " rays of " << (*default_)[scene]["scene"];
+        EXPECT_EQ(a["rays"], b["rays"]) << kind;
+      }
+  }
+
+  static TempDir* dir_;
+  static nlohmann::json* default_;
+};
+
+TempDir* TraversalVariants::dir_ = nullptr;
+nlohmann::json* TraversalVariants::default_ = nullptr;
+
+TEST_F(TraversalVariants, DefaultRunTracesRealHits) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  ASSERT_EQ(default_->size(), 2u);
+  for (size_t scene = 0; scene < 2; ++scene) {
+    // the hashes of a run without hits would all be equal; these scenes have hits and shadows
+    const auto& k = (*default_)[scene]["kernels"];
+    EXPECT_GT(k["shadow"]["rays"].get<uint64_t>(), 40u * 40u / 8u) << (*default_)[scene]["scene"];
+    EXPECT_NE(k["primary"]["hits_xxh64"], k["diffuse"]["hits_xxh64"]);
+  }
+}
+
+// One register entry: every push past the first spills to the private array.
+TEST_F(TraversalVariants, RegisterStackOfOneEntry) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("-D TS_KD_REG_STACK=1", "");
+}
+
+TEST_F(TraversalVariants, RegisterStackOfFourEntries) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("-D TS_KD_REG_STACK=4", "");
+}
+
+// Two __local entries for the first 32 work items of each 8 x 8 group: the others keep the private
+// stack only, so both ways run in every group.
+TEST_F(TraversalVariants, LocalStackWithSpillsAndWorkItemsWithoutSlice) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("-D TS_KD_LOCAL_STACK=2 -D TS_KD_LOCAL_STACK_THREADS=32", "");
+}
+
+TEST_F(TraversalVariants, LocalStackOfEightEntries) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("-D TS_KD_LOCAL_STACK=8", "");
+}
+
+TEST_F(TraversalVariants, PersistentWorkGroups) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  // 1 group per compute unit: each takes many blocks
+  expect_default_hits("", "--schedule persistent --persistent-groups 1");
+}
+
+TEST_F(TraversalVariants, DiffuseRaysInOctantOrder) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("", "--diffuse-order octant --sort-group 16x8");  // 40 x 40: partial groups at the edges
+}
+
+TEST(TraversalVariantOptions, BadValuesAreRefused) {
+  const std::string bench = (testing::binary_dir() / "worker/tessera-bench").string() + " rays none.tpk ";
+  for (const char* flags : {"--schedule sometimes", "--diffuse-order random", "--sort-group 32x16",
+                            "--diffuse-order octant --schedule persistent"}) {
+    const auto r = testing::run_command(bench + flags);
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_NE(r.output.find(std::string(flags).substr(0, 8)), std::string::npos) << r.output;
+  }
+}
+
+// pathtrace_paths with persistent work-groups (TESSERA_PERSISTENT_GROUPS): the very same pixels as
+// one work item a pixel, in the plain variant (no atomically added reprojections to reorder sums).
+TEST(PersistentPathTrace, SamePixelsAsOneWorkItemAPixel) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  TempDir dir("persistent_pathtrace");
+  pack::PackOptions o;
+  o.input = testing::source_dir() / "scene-packer/scenes/pt_teapot.scene.txtpb";
+  o.output = dir / "s.tpk";
+  o.include_dirs = {testing::shared_dir() / "scenes"};
+  o.show_progress = false;
+  o.zstd_level = 1;
+  pack::pack_scene(o);
+  const PackedScene scene = PackedScene::load(dir / "s.tpk");
+  CameraSpec head;
+  head.pose = pose_from_manifest(scene.manifest().camera());
+  head.vertical_fov_degrees = scene.manifest().camera().vertical_fov_degrees();
+  const StereoCameras c = make_stereo_cameras(head, default_ipd(scene.manifest()), kPathWidth, kPathHeight);
+  PtView view;
+  view.eyes = {c.left, c.right};
+  const RenderSettings settings = default_pathtrace_settings(scene);
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;
+  pt.spp = 2;
+  pt.median = false;
+  auto render = [&] {
+    PathTraceRenderer renderer(scene, {{"cpu", std::nullopt, 0}, 0});
+    return render_pathtrace_frame(renderer, view, settings, pt, 0, true);
+  };
+  const PtFrameResult plain = render();
+  PtFrameResult persistent;
+  {
+    ScopedEnv groups("TESSERA_PERSISTENT_GROUPS", "1");  // a group a compute unit: each takes many blocks
+    persistent = render();
+  }
+  EXPECT_EQ(plain.totals.segments, persistent.totals.segments);
+  EXPECT_GT(plain.totals.segments, uint64_t(kPathWidth) * kPathHeight);
+  for (int e = 0; e < 2; ++e) EXPECT_TRUE(plain.eyes[e] == persistent.eyes[e]) << "eye " << e;
+  ScopedEnv bad("TESSERA_PERSISTENT_GROUPS", "lots");
+  EXPECT_THROW(render(), Error);
+}
+
+}  // namespace
+}  // namespace tessera
