@@ -2,7 +2,9 @@
 // kernels/render/persistent_groups.h, kernels/render/ray_octant_sort.h) must trace exactly the
 // hits of the default kernels: `tessera-bench rays` prints the same XXH64 hashes of the primary,
 // shadow and diffuse hit records. Run on the OpenCL CPU device (PoCL here) with the GPU code path
-// (TESSERA_CPU_PATHS=off), on a real scene and on a tree deep enough that every short stack spills.
+// (TESSERA_CPU_PATHS=off), on Stanford's bunny, whose rays need more than 4 stack entries (a plain
+// stack of 4 that drops further far children changes its hits), so short stacks of 1 to 4 entries
+// spill and refill, and on a 23-level tree of a random cloud around a nest of ever smaller shells.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -45,9 +47,8 @@ void pack(const std::filesystem::path& input, const std::filesystem::path& outpu
 // Work items past the 8 x 8 blocks are idle in every launch below: sizes that are not multiples of 8.
 const uint32_t kPathWidth = 44, kPathHeight = 30;
 
-// Adversarial for a short stack: a nest of 60 ever smaller shells of triangles around one point
-// (the builder splits down to its depth limit there) inside a cloud of small random triangles, so
-// rays through the middle straddle split after split and hold long stacks of far children.
+// A nest of ever smaller shells of triangles around one point inside a cloud of small random
+// triangles: rays through the middle straddle split after split.
 void write_deep_scene(const std::filesystem::path& path) {
   std::ofstream obj(path);
   std::mt19937 rng(11);
@@ -60,7 +61,7 @@ void write_deep_scene(const std::filesystem::path& path) {
   };
   for (int i = 0; i < 3000; ++i) triangle(unit(rng), unit(rng), unit(rng), 0.02f);
   float scale = 0.25f;
-  for (int level = 0; level < 60; ++level, scale *= 0.7f)
+  for (int level = 0; level < 40; ++level, scale *= 0.7f)
     for (int corner = 0; corner < 8; ++corner)
       triangle(0.5f + ((corner & 1) ? scale : -scale), 0.5f + ((corner & 2) ? scale : -scale),
                0.5f + ((corner & 4) ? scale : -scale), 0.5f * scale);
@@ -117,9 +118,17 @@ TEST_F(TraversalVariants, DefaultRunTracesRealHits) {
   for (size_t scene = 0; scene < 2; ++scene) {
     // the hashes of a run without hits would all be equal; these scenes have hits and shadows
     const auto& k = (*default_)[scene]["kernels"];
-    EXPECT_GT(k["shadow"]["rays"].get<uint64_t>(), 40u * 40u / 8u) << (*default_)[scene]["scene"];
+    EXPECT_GT(k["shadow"]["rays"].get<uint64_t>(), 40u * 40u / 16u) << (*default_)[scene]["scene"];
     EXPECT_NE(k["primary"]["hits_xxh64"], k["diffuse"]["hits_xxh64"]);
   }
+}
+
+// The scenes exercise the spills: a stack that holds only 4 entries loses hits on them.
+TEST_F(TraversalVariants, ScenesNeedMoreThanFourStackEntries) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  const nlohmann::json dropping = bench("-D TS_KD_STACK_SIZE=4", "");
+  ASSERT_EQ(dropping.size(), 2u);
+  EXPECT_NE(dropping[0]["kernels"]["primary"]["hits_xxh64"], (*default_)[0]["kernels"]["primary"]["hits_xxh64"]);
 }
 
 // One register entry: every push past the first spills to the private array.
@@ -140,9 +149,14 @@ TEST_F(TraversalVariants, LocalStackWithSpillsAndWorkItemsWithoutSlice) {
   expect_default_hits("-D TS_KD_LOCAL_STACK=2 -D TS_KD_LOCAL_STACK_THREADS=32", "");
 }
 
-TEST_F(TraversalVariants, LocalStackOfEightEntries) {
+TEST_F(TraversalVariants, LocalStackOfFourEntries) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
-  expect_default_hits("-D TS_KD_LOCAL_STACK=8", "");
+  expect_default_hits("-D TS_KD_LOCAL_STACK=4", "");
+}
+
+TEST_F(TraversalVariants, LocalStackOfSixteenEntries) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("-D TS_KD_LOCAL_STACK=16", "");
 }
 
 TEST_F(TraversalVariants, PersistentWorkGroups) {

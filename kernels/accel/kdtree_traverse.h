@@ -40,7 +40,9 @@
 #include "kernels/scene/scene_gather.h"
 #endif
 
+#ifndef TS_KD_STACK_SIZE /* a smaller one drops far children and loses hits: only for tests */
 #define TS_KD_STACK_SIZE 64
+#endif
 #define TS_KD_T_SLACK 4.0e-7f /* about 7 ulp */
 
 typedef struct Hit {
