@@ -320,24 +320,21 @@ std::vector<PtTileStats> PathTraceRenderer::render_tiles(const PtView& view, con
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return per_launch[a] < per_launch[b]; });
   std::vector<size_t> batch;
   uint64_t batch_pixel_samples = 0;
-  for (size_t k = 0; k <= order.size(); ++k) {
-    const size_t i = k < order.size() ? order[k] : 0;
-    const uint64_t pixel_samples = k < order.size() ? uint64_t(tiles[i].rect.width) * tiles[i].rect.height * eyes * per_launch[i] : 0;
-    const bool fits = k < order.size() && (batch.empty() || (per_launch[i] == per_launch[batch[0]] &&
-                                                              batch_pixel_samples + pixel_samples <= kMaxLaunchPixelSamples &&
-                                                              std::none_of(batch.begin(), batch.end(), [&](size_t j) {
-                                                                return tiles[j].tile_id == tiles[i].tile_id;
-                                                              })));
-    if (!fits && !batch.empty()) {
-      render_batch(view, settings, pt, tiles, batch, per_launch[batch[0]], out, stop, stats);
-      batch.clear();
-      batch_pixel_samples = 0;
-    }
-    if (k < order.size()) {
-      batch.push_back(i);
-      batch_pixel_samples += pixel_samples;
-    }
+  const auto render_and_clear = [&] {
+    if (!batch.empty()) render_batch(view, settings, pt, tiles, batch, per_launch[batch[0]], out, stop, stats);
+    batch.clear();
+    batch_pixel_samples = 0;
+  };
+  for (size_t i : order) {
+    const uint64_t pixel_samples = uint64_t(tiles[i].rect.width) * tiles[i].rect.height * eyes * per_launch[i];
+    const bool joins = !batch.empty() && per_launch[i] == per_launch[batch[0]] &&
+                       batch_pixel_samples + pixel_samples <= kMaxLaunchPixelSamples &&
+                       std::none_of(batch.begin(), batch.end(), [&](size_t j) { return tiles[j].tile_id == tiles[i].tile_id; });
+    if (!joins) render_and_clear();
+    batch.push_back(i);
+    batch_pixel_samples += pixel_samples;
   }
+  render_and_clear();
   return stats;
 }
 
