@@ -41,7 +41,7 @@ struct PtBatchDone {
   std::vector<size_t> median_pixels;               // per tile, pixels the noise removal replaced
   double kernel_ms = 0;   // device time of the tracing kernels
   double merge_ms = 0;    // device time of adding the launches to the tiles' sums
-  double resolve_ms = 0;  // wall time from queuing the resolve to the pixels on the host
+  double resolve_ms = 0;  // from the resolve's first kernel to the pixels on the host (device clock)
 };
 
 class PathTraceBackend {

@@ -95,7 +95,7 @@ cl::Event PathTraceDeviceAccumulator::merge_at(PtDeviceSums& sums, const cl::Buf
   return cl::launch_2d(device_, merge_, {pixels, 1}, {kGroup, 1});
 }
 
-void PathTraceDeviceAccumulator::resolve_at(PtDeviceSums& sums, const ResolveOptions& options, const TileRect& rect,
+cl::Event PathTraceDeviceAccumulator::resolve_at(PtDeviceSums& sums, const ResolveOptions& options, const TileRect& rect,
                                             uint32_t eye_count, const cl::Buffer& mean, const cl::Buffer& linear,
                                             const cl::Buffer& rgba, size_t first, const cl::Buffer& partials,
                                             size_t first_group) {
@@ -108,9 +108,10 @@ void PathTraceDeviceAccumulator::resolve_at(PtDeviceSums& sums, const ResolveOpt
     throw Error("pathtrace: tile outside the batch's buffers");
   const PtResolveParams rp = resolve_params(options, rect, eye_count);
   mean_.set_args(buffer, cl_uint(pixels), mean, cl_uint(first));
-  cl::launch_2d(device_, mean_, {pixels, 1}, {kGroup, 1});
+  cl::Event started = cl::launch_2d(device_, mean_, {pixels, 1}, {kGroup, 1});
   resolve_.set_args(buffer, mean, rp, thresholds_, linear, rgba, cl_uint(first), partials, cl_uint(first_group));
   cl::launch_2d(device_, resolve_, {pixels, 1}, {kGroup, 1});
+  return started;
 }
 
 PtPendingMerge PathTraceDeviceAccumulator::merge(const cl::Buffer& sums, const cl::Buffer& own, const cl::Buffer& reproj,

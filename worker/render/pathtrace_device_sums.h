@@ -48,8 +48,9 @@ class PathTraceDeviceAccumulator {
   cl::Event merge_at(PtDeviceSums& sums, const cl::Buffer& own, const cl::Buffer& reproj, size_t pixels, size_t first,
                      const cl::Buffer& partials, size_t first_group);
   // Queues the resolve of `sums` into mean (scratch), linear and rgba from pixel `first` on; the
-  // median pixels are counter 0 of `partials`' groups from `first_group` on.
-  void resolve_at(PtDeviceSums& sums, const ResolveOptions& options, const TileRect& rect, uint32_t eye_count,
+  // median pixels are counter 0 of `partials`' groups from `first_group` on. Returns the event of
+  // its first kernel.
+  cl::Event resolve_at(PtDeviceSums& sums, const ResolveOptions& options, const TileRect& rect, uint32_t eye_count,
                   const cl::Buffer& mean, const cl::Buffer& linear, const cl::Buffer& rgba, size_t first,
                   const cl::Buffer& partials, size_t first_group);
   // Work groups of a merge or resolve over `pixels` pixels.

@@ -1,7 +1,6 @@
 #include "worker/render/pathtrace_tile_batch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
 #include "common/base/error.h"
@@ -120,16 +119,20 @@ PtBatchDone PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtB
     device_.flush();
   }
 
-  const auto resolve_start = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < tiles.size(); ++i)
-    accumulator_.resolve_at(*tiles[i].sums, resolve, tiles[i].rect, eyes, mean_, linear_, rgba_, tiles[i].offset, partials_,
-                            size_t(launches) * groups + groups_before[i]);
-  const cl::Event read_pixels = cl::read_buffer_async(device_, rgba_, out.data(), pixels * sizeof(uint32_t));
+  cl::Event resolve_start;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    cl::Event started = accumulator_.resolve_at(*tiles[i].sums, resolve, tiles[i].rect, eyes, mean_, linear_, rgba_,
+                                                tiles[i].offset, partials_, size_t(launches) * groups + groups_before[i]);
+    if (i == 0) resolve_start = std::move(started);
+  }
   const cl::Event read_counters = cl::read_buffer_async(device_, partials_, partials.data(), partials.size() * sizeof(uint32_t));
+  const cl::Event read_pixels = cl::read_buffer_async(device_, rgba_, out.data(), pixels * sizeof(uint32_t));
   device_.flush();
-  read_pixels.wait();
   read_counters.wait();
-  done.resolve_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - resolve_start).count();
+  read_pixels.wait();
+  // On the device's clock: the launches before it queued are not the resolve's time.
+  const cl::EventTiming first = resolve_start.timing(), last = read_pixels.timing();
+  done.resolve_ms = last.end_ns > first.start_ns ? double(last.end_ns - first.start_ns) * 1e-6 : 0.0;
 
   done.merged.resize(tiles.size());
   done.median_pixels.resize(tiles.size());
