@@ -168,8 +168,8 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   cl::Program program_;
   cl::Kernel primary_, paths_, clear_;
   PathTraceDeviceAccumulator accumulator_;
-  // CPU devices trace tile by tile: on PoCL one launch over many tiles gains nothing over
-  // tile-sized ones, while a GPU needs the large launch to fill.
+  // GPU code path only: CPU devices go tile by tile, as the other modes' batches do there, while a
+  // GPU needs the large launch to fill (and saves a read-back per tile).
   std::optional<PathTraceTileBatch> batch_;
   Slot slots_[kSlots];
 };

@@ -15,7 +15,8 @@
 // stay in device memory (device_sums): each launch is merged there by a kernel, helper batches are
 // summed on the host and uploaded once per call, and the tile is resolved there. The accumulation is keyed by
 // (tile id, both cameras, gaze, estimate settings): while a pose and gaze hold, every call adds
-// samples; any change starts the tile afresh.
+// samples; any change starts the tile afresh. render_tiles does the same for many tiles at once,
+// on a GPU in one launch per launch of samples (pathtrace_tile_batch.h).
 #include <array>
 #include <memory>
 #include <optional>
