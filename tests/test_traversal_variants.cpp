@@ -180,8 +180,9 @@ TEST(TraversalVariantOptions, BadValuesAreRefused) {
   }
 }
 
-// pathtrace_paths with persistent work-groups (TESSERA_PERSISTENT_GROUPS): the very same pixels as
-// one work item a pixel, in the plain variant (no atomically added reprojections to reorder sums).
+// pathtrace_paths and pathtrace_paths_tiles (the GPU code path's batches) with persistent
+// work-groups (TESSERA_PERSISTENT_GROUPS): the very same pixels as one work item a pixel, in the
+// plain variant (no atomically added reprojections whose order could change a sum's last bit).
 TEST(PersistentPathTrace, SamePixelsAsOneWorkItemAPixel) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   TempDir dir("persistent_pathtrace");
@@ -204,21 +205,25 @@ TEST(PersistentPathTrace, SamePixelsAsOneWorkItemAPixel) {
   pt.variant = PtVariant::plain;
   pt.spp = 2;
   pt.median = false;
-  auto render = [&] {
-    PathTraceRenderer renderer(scene, {{"cpu", std::nullopt, 0}, 0});
-    return render_pathtrace_frame(renderer, view, settings, pt, 0, true);
-  };
-  const PtFrameResult plain = render();
-  PtFrameResult persistent;
-  {
-    ScopedEnv groups("TESSERA_PERSISTENT_GROUPS", "1");  // a group a compute unit: each takes many blocks
-    persistent = render();
+  for (const char* cpu_paths : {"on", "off"}) {  // off: the GPU code path, tiles in batches
+    ScopedEnv paths("TESSERA_CPU_PATHS", cpu_paths);
+    auto render = [&] {
+      PathTraceRenderer renderer(scene, {{"cpu", std::nullopt, 0}, 0});
+      EXPECT_EQ(renderer.launches_batches(), std::string(cpu_paths) == "off");
+      return render_pathtrace_frame(renderer, view, settings, pt, 16, true);  // 16: several tiles
+    };
+    const PtFrameResult plain = render();
+    PtFrameResult persistent;
+    {
+      ScopedEnv groups("TESSERA_PERSISTENT_GROUPS", "1");  // a group a compute unit: each takes many blocks
+      persistent = render();
+    }
+    EXPECT_EQ(plain.totals.segments, persistent.totals.segments) << cpu_paths;
+    EXPECT_GT(plain.totals.segments, uint64_t(kPathWidth) * kPathHeight) << cpu_paths;
+    for (int e = 0; e < 2; ++e) EXPECT_TRUE(plain.eyes[e] == persistent.eyes[e]) << "eye " << e << ", CPU paths " << cpu_paths;
   }
-  EXPECT_EQ(plain.totals.segments, persistent.totals.segments);
-  EXPECT_GT(plain.totals.segments, uint64_t(kPathWidth) * kPathHeight);
-  for (int e = 0; e < 2; ++e) EXPECT_TRUE(plain.eyes[e] == persistent.eyes[e]) << "eye " << e;
   ScopedEnv bad("TESSERA_PERSISTENT_GROUPS", "lots");
-  EXPECT_THROW(render(), Error);
+  EXPECT_THROW(PathTraceRenderer(scene, {{"cpu", std::nullopt, 0}, 0}), Error);
 }
 
 }  // namespace

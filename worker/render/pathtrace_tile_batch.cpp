@@ -8,6 +8,7 @@
 #include "common/cl/launch_1d.h"
 #include "kernels/render/tile_batch.h"
 #include "worker/render/batch_launch_list.h"
+#include "worker/render/persistent_launch.h"
 
 namespace tessera {
 namespace {
@@ -26,8 +27,9 @@ PathTraceTileBatch::PathTraceTileBatch(const cl::Device& device, cl::DeviceMemor
       budget_(budget),
       scene_(scene),
       accumulator_(accumulator),
+      persistent_groups_(persistent_groups_from_environment()),
       primary_(program.kernel("pathtrace_primary_tiles")),
-      paths_(program.kernel("pathtrace_paths_tiles")) {}
+      paths_(program.kernel(persistent_groups_ ? "pathtrace_paths_tiles_persistent" : "pathtrace_paths_tiles")) {}
 
 cl_uint PathTraceTileBatch::set_common_args(cl::Kernel& kernel, const PtLaunch& base, cl_uint tile_count,
                                             cl_uint rows_per_tile, cl_uint sample) {
@@ -85,6 +87,10 @@ PtBatchDone PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtB
   ensure(budget_, rgba_, "pathtrace_batch_rgba", pixels * sizeof(uint32_t));
   ensure(budget_, partials_, "pathtrace_batch_partials", partials.size() * sizeof(uint32_t));
   cl::write_buffer(device_, tiles_, list.words);
+  if (persistent_groups_) {  // a group counter a sample
+    ensure(budget_, group_counters_, "pathtrace_batch_group_counters", uint64_t(spp) * 4);
+    cl::fill_buffer_u32(device_, group_counters_, 0, uint64_t(spp) * 4);
+  }
 
   const cl_uint tile_count = cl_uint(entries.size()), rows = cl_uint(list.max_height);
   const cl::Range2D global{list.max_width, size_t(list.max_height) * entries.size()};
@@ -109,7 +115,13 @@ PtBatchDone PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtB
       paths_.set_arg(arg++, primaries_);
       paths_.set_arg(arg++, own_);
       paths_.set_arg(arg++, reproj_);
-      traces.push_back(cl::launch_2d(device_, paths_, global, {kLocal, kLocal}));
+      if (persistent_groups_) {
+        paths_.set_arg(arg++, cl_uint(list.max_width));
+        paths_.set_arg(arg++, group_counters_);
+      }
+      traces.push_back(cl::launch_2d(
+          device_, paths_, persistent_groups_ ? persistent_range(device_, {kLocal, kLocal}, persistent_groups_) : global,
+          {kLocal, kLocal}));
     }
     for (size_t i = 0; i < tiles.size(); ++i) {
       const PtBatchTileWork& t = tiles[i];

@@ -36,9 +36,11 @@ class PathTraceTileBatch {
   cl::DeviceMemoryBudget& budget_;
   const DeviceScene& scene_;
   PathTraceDeviceAccumulator& accumulator_;
+  uint32_t persistent_groups_;  // TESSERA_PERSISTENT_GROUPS, 0: one work item a pixel
   cl::Kernel primary_, paths_;
-  // Reused from batch to batch: the tile list, one launch's output, the resolve's, the counters.
-  cl::Buffer tiles_, own_, reproj_, primaries_, mean_, linear_, rgba_, partials_;
+  // Reused from batch to batch: the tile list, one launch's output, the resolve's, the counters,
+  // the persistent work-groups' counters.
+  cl::Buffer tiles_, own_, reproj_, primaries_, mean_, linear_, rgba_, partials_, group_counters_;
 };
 
 }  // namespace tessera

@@ -76,10 +76,10 @@ __kernel void pathtrace_paths_persistent(TS_SCENE_PARAMS, TS_SHADING_PARAMS, con
  * sample in that tile. `sample` counts from there. *p becomes the tile's PathTraceParams, as
  * pathtrace_primary and pathtrace_paths get them for that tile alone; *pair its first index. */
 inline int pt_batch_item(__global const uint* tiles, const uint tile_count, const uint rows_per_tile, const uint sample,
-                         const PathTraceParams* pt, PathTraceParams* p, TileBatchItem* it, uint* pair) {
-  uint gy = get_global_id(1), t = gy / rows_per_tile;
+                         const PathTraceParams* pt, uint gx, uint gy, PathTraceParams* p, TileBatchItem* it, uint* pair) {
+  uint t = gy / rows_per_tile;
   __global const uint* tile;
-  if (!tile_batch_item(tiles, tile_count, rows_per_tile, get_global_id(0), gy, it)) return 0;
+  if (!tile_batch_item(tiles, tile_count, rows_per_tile, gx, gy, it)) return 0;
   tile = tiles + t * TS_BATCH_TILE_WORDS;
   *p = *pt;
   p->tile_x0 = tile[0];
@@ -98,11 +98,29 @@ __kernel void pathtrace_primary_tiles(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const 
   PathTraceParams p;
   TileBatchItem it;
   uint pair;
-  if (!pt_batch_item(tiles, tile_count, rows_per_tile, sample, &pt, &p, &it, &pair)) return;
+  if (!pt_batch_item(tiles, tile_count, rows_per_tile, sample, &pt, get_global_id(0), get_global_id(1), &p, &it, &pair))
+    return;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
   pt_primary_pixel(&view, &ctx, &settings, &p, it.eye ? &right : &left, it.eye, it.px - p.tile_x0, it.py - p.tile_y0,
                    primaries + it.index, own + it.index);
+}
+
+/* The paths of work item (gx, gy) of a batch launch. */
+inline void pt_paths_batch_item(const SceneView* view, const ShadingContext* ctx, const RenderSettings* settings,
+                                const PathTraceParams* pt, const CameraParams* left, const CameraParams* right,
+                                __global const uint* tiles, const uint tile_count, const uint rows_per_tile,
+                                const uint sample, __global const PtPrimary* primaries, __global PtPixelOut* own,
+                                __global float* reproj, uint gx, uint gy) {
+  PathTraceParams p;
+  TileBatchItem it;
+  uint pair, n, other;
+  if (!pt_batch_item(tiles, tile_count, rows_per_tile, sample, pt, gx, gy, &p, &it, &pair)) return;
+  n = p.tile_w * p.tile_h;
+  other = p.eye_count > 1u ? 1u - it.eye : 0u;
+  pt_path_pixel(view, ctx, settings, &p, it.eye ? right : left, it.eye ? left : right, it.eye, it.px - p.tile_x0,
+                it.py - p.tile_y0, primaries + pair + it.eye * n, primaries + pair + other * n, own + it.index,
+                (volatile __global float*)(reproj + 4u * (pair + other * n)));
 }
 
 __kernel void pathtrace_paths_tiles(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings,
@@ -110,15 +128,26 @@ __kernel void pathtrace_paths_tiles(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const Re
                                     __global const uint* tiles, const uint tile_count, const uint rows_per_tile,
                                     const uint sample, __global const PtPrimary* primaries, __global PtPixelOut* own,
                                     __global float* reproj) {
-  PathTraceParams p;
-  TileBatchItem it;
-  uint pair, n, other;
-  if (!pt_batch_item(tiles, tile_count, rows_per_tile, sample, &pt, &p, &it, &pair)) return;
-  n = p.tile_w * p.tile_h;
-  other = p.eye_count > 1u ? 1u - it.eye : 0u;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
-  pt_path_pixel(&view, &ctx, &settings, &p, it.eye ? &right : &left, it.eye ? &left : &right, it.eye, it.px - p.tile_x0,
-                it.py - p.tile_y0, primaries + pair + it.eye * n, primaries + pair + other * n, own + it.index,
-                (volatile __global float*)(reproj + 4u * (pair + other * n)));
+  pt_paths_batch_item(&view, &ctx, &settings, &pt, &left, &right, tiles, tile_count, rows_per_tile, sample, primaries,
+                      own, reproj, get_global_id(0), get_global_id(1));
+}
+
+/* pathtrace_paths_tiles with persistent work-groups over its (width, rows_per_tile * tile_count)
+ * grid (TESSERA_PERSISTENT_GROUPS); counters[sample]: zeroed before the launch. */
+__kernel void pathtrace_paths_tiles_persistent(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings,
+                                               const PathTraceParams pt, const CameraParams left,
+                                               const CameraParams right, __global const uint* tiles,
+                                               const uint tile_count, const uint rows_per_tile, const uint sample,
+                                               __global const PtPrimary* primaries, __global PtPixelOut* own,
+                                               __global float* reproj, const uint width,
+                                               volatile __global uint* counters) {
+  __local uint slot;
+  uint gx = persistent_groups(width, 0), g;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  while (persistent_next_group(counters + sample, &slot, gx * persistent_groups(rows_per_tile * tile_count, 1), &g))
+    pt_paths_batch_item(&view, &ctx, &settings, &pt, &left, &right, tiles, tile_count, rows_per_tile, sample, primaries,
+                        own, reproj, persistent_item(g % gx, 0), persistent_item(g / gx, 1));
 }
