@@ -2,13 +2,12 @@
 // kernels/render/persistent_groups.h, kernels/render/ray_octant_sort.h) must trace exactly the
 // hits of the default kernels: `tessera-bench rays` prints the same XXH64 hashes of the primary,
 // shadow and diffuse hit records. Run on the OpenCL CPU device (PoCL here) with the GPU code path
-// (TESSERA_CPU_PATHS=off), on Stanford's bunny, whose rays need more than 4 stack entries (a plain
-// stack of 4 that drops further far children changes its hits), so short stacks of 1 to 4 entries
-// spill and refill, and on a 23-level tree of a random cloud around a nest of ever smaller shells.
+// (TESSERA_CPU_PATHS=off), on Stanford's bunny and on Crytek Sponza, whose rays need more than 8
+// stack entries (a plain stack of 8 that drops further far children changes its hits), so short
+// stacks of 1 to 8 entries spill and refill.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <random>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -34,9 +33,11 @@ bool opencl_available() {
   }
 }
 
-void pack(const std::filesystem::path& input, const std::filesystem::path& output) {
+void pack(const std::filesystem::path& input, std::optional<std::filesystem::path> settings,
+          const std::filesystem::path& output) {
   pack::PackOptions o;
   o.input = input;
+  o.settings = settings;
   o.output = output;
   o.load_textures = false;
   o.show_progress = false;
@@ -47,33 +48,13 @@ void pack(const std::filesystem::path& input, const std::filesystem::path& outpu
 // Work items past the 8 x 8 blocks are idle in every launch below: sizes that are not multiples of 8.
 const uint32_t kPathWidth = 44, kPathHeight = 30;
 
-// A nest of ever smaller shells of triangles around one point inside a cloud of small random
-// triangles: rays through the middle straddle split after split.
-void write_deep_scene(const std::filesystem::path& path) {
-  std::ofstream obj(path);
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  int vertices = 0;
-  auto triangle = [&](float x, float y, float z, float s) {
-    obj << "v " << x << ' ' << y << ' ' << z << "\nv " << x + s << ' ' << y << ' ' << z + 0.3f * s << "\nv " << x << ' '
-        << y + s << ' ' << z - 0.2f * s << "\nf " << vertices + 1 << ' ' << vertices + 2 << ' ' << vertices + 3 << '\n';
-    vertices += 3;
-  };
-  for (int i = 0; i < 3000; ++i) triangle(unit(rng), unit(rng), unit(rng), 0.02f);
-  float scale = 0.25f;
-  for (int level = 0; level < 40; ++level, scale *= 0.7f)
-    for (int corner = 0; corner < 8; ++corner)
-      triangle(0.5f + ((corner & 1) ? scale : -scale), 0.5f + ((corner & 2) ? scale : -scale),
-               0.5f + ((corner & 4) ? scale : -scale), 0.5f * scale);
-}
-
 class TraversalVariants : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir("traversal_variants");
-    write_deep_scene(dir_->path() / "deep.obj");
-    pack(dir_->path() / "deep.obj", dir_->path() / "deep.tpk");
-    pack(testing::scene_path("stanford_bunny/bun_zipper_res4.ply"), dir_->path() / "bunny.tpk");
+    pack(testing::scene_path("stanford_bunny/bun_zipper_res4.ply"), std::nullopt, dir_->path() / "bunny.tpk");
+    pack(testing::scene_path("crytek_sponza/sponza.obj.zst"),
+         testing::source_dir() / "scene-packer/scenes/crytek_sponza.scene.txtpb", dir_->path() / "crytek.tpk");
     default_ = new nlohmann::json(bench("", ""));
   }
   static void TearDownTestSuite() {
@@ -86,7 +67,7 @@ class TraversalVariants : public ::testing::Test {
     ScopedEnv paths("TESSERA_CPU_PATHS", "off");
     ScopedEnv options("TESSERA_CL_OPTIONS", cl_options);
     const auto r = testing::run_command((testing::binary_dir() / "worker/tessera-bench").string() + " rays " +
-                                        (dir_->path() / "bunny.tpk").string() + " " + (dir_->path() / "deep.tpk").string() +
+                                        (dir_->path() / "bunny.tpk").string() + " " + (dir_->path() / "crytek.tpk").string() +
                                         " --device cpu --size 40 --passes 5 --no-embree --json " + flags);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return r.exit_code == 0 ? nlohmann::json::parse(r.output) : nlohmann::json::array();
@@ -118,17 +99,20 @@ TEST_F(TraversalVariants, DefaultRunTracesRealHits) {
   for (size_t scene = 0; scene < 2; ++scene) {
     // the hashes of a run without hits would all be equal; these scenes have hits and shadows
     const auto& k = (*default_)[scene]["kernels"];
-    EXPECT_GT(k["shadow"]["rays"].get<uint64_t>(), 40u * 40u / 16u) << (*default_)[scene]["scene"];
+    EXPECT_GT(k["shadow"]["rays"].get<uint64_t>(), 40u * 40u / 8u) << (*default_)[scene]["scene"];
     EXPECT_NE(k["primary"]["hits_xxh64"], k["diffuse"]["hits_xxh64"]);
   }
 }
 
-// The scenes exercise the spills: a stack that holds only 4 entries loses hits on them.
-TEST_F(TraversalVariants, ScenesNeedMoreThanFourStackEntries) {
+// The scenes exercise the spills: a stack that holds only 4 (bunny) or 8 (Crytek Sponza) entries
+// loses hits on them.
+TEST_F(TraversalVariants, ScenesNeedDeepStacks) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
-  const nlohmann::json dropping = bench("-D TS_KD_STACK_SIZE=4", "");
-  ASSERT_EQ(dropping.size(), 2u);
-  EXPECT_NE(dropping[0]["kernels"]["primary"]["hits_xxh64"], (*default_)[0]["kernels"]["primary"]["hits_xxh64"]);
+  const nlohmann::json four = bench("-D TS_KD_STACK_SIZE=4", ""), eight = bench("-D TS_KD_STACK_SIZE=8", "");
+  ASSERT_EQ(four.size(), 2u);
+  ASSERT_EQ(eight.size(), 2u);
+  EXPECT_NE(four[0]["kernels"]["primary"]["hits_xxh64"], (*default_)[0]["kernels"]["primary"]["hits_xxh64"]);
+  EXPECT_NE(eight[1]["kernels"]["primary"]["hits_xxh64"], (*default_)[1]["kernels"]["primary"]["hits_xxh64"]);
 }
 
 // One register entry: every push past the first spills to the private array.
@@ -149,9 +133,9 @@ TEST_F(TraversalVariants, LocalStackWithSpillsAndWorkItemsWithoutSlice) {
   expect_default_hits("-D TS_KD_LOCAL_STACK=2 -D TS_KD_LOCAL_STACK_THREADS=32", "");
 }
 
-TEST_F(TraversalVariants, LocalStackOfFourEntries) {
+TEST_F(TraversalVariants, LocalStackOfEightEntries) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
-  expect_default_hits("-D TS_KD_LOCAL_STACK=4", "");
+  expect_default_hits("-D TS_KD_LOCAL_STACK=8", "");
 }
 
 TEST_F(TraversalVariants, LocalStackOfSixteenEntries) {
