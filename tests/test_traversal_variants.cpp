@@ -121,6 +121,12 @@ TEST_F(TraversalVariants, RegisterStackOfOneEntry) {
   expect_default_hits("-D TS_KD_REG_STACK=1", "");
 }
 
+TEST_F(TraversalVariants, RegisterStacksOfTwoAndThreeEntries) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("-D TS_KD_REG_STACK=2", "");
+  expect_default_hits("-D TS_KD_REG_STACK=3", "");
+}
+
 TEST_F(TraversalVariants, RegisterStackOfFourEntries) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   expect_default_hits("-D TS_KD_REG_STACK=4", "");

@@ -18,9 +18,10 @@
  *                           default: N x 12 x T bytes; further work items keep the private stack)
  * Entries below the short stack spill to the private array in order and come back from it in
  * order, so every variant visits the nodes the plain stack visits, in the same order, at any depth:
- * the hits are bit-identical (tests/test_traversal_variants.cpp). The stack keeps t0 though it
- * could be replaced by the entry of the node's parent split: that interval differs by the slack,
- * which changes the cells a ray visits and so, for ties, which hit it reports.
+ * the hits are bit-identical (tests/test_traversal_variants.cpp). Entries keep t0: a far child's
+ * t0 is its split's distance less the slack, which nothing else holds once it is pushed, and any
+ * other t0 makes the ray visit other cells, which can change which of two equally near hits it
+ * reports.
  *
  *   kd_intersect_closest(scene, origin, dir, tmin, tmax, &hit)  closest hit in (tmin, tmax)
  *   kd_intersect_any(scene, origin, dir, tmin, tmax)            any hit in (tmin, tmax), for shadows
@@ -122,14 +123,8 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
 }
 #endif
 
-/* The traversal stack of far children: node and cell interval. The full stack is a private array
- * (on NVIDIA per-thread local memory, which shares the L1 cache with node and triangle loads); a GPU
- * build may keep its top entries closer (see the header comment):
- *   TS_KD_REG_STACK=N    (1-4)  the top N entries in registers, a shift register
- *   TS_KD_LOCAL_STACK=N  (power of two, 1-32)  the top N entries in this work item's slice of a
- *                        __local array of the work-group (kernels/device/opencl/kernel_params.h)
- * Older entries spill to the private array in order, so the stack pops exactly what the plain
- * one pops and the hits stay bit-identical at every depth. */
+/* The traversal stack of far children: node and cell interval, its top entries in registers or
+ * __local memory where TS_KD_REG_STACK or TS_KD_LOCAL_STACK says so (see the top of this file). */
 #if defined(TS_KD_REG_STACK) && defined(TS_KD_LOCAL_STACK)
 #error "TS_KD_REG_STACK and TS_KD_LOCAL_STACK exclude each other"
 #endif
@@ -207,9 +202,16 @@ TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
 #endif
     ++s->spilled;
   }
+  /* shifts only the registers in use, so a shorter register stack holds fewer values */
+#if TS_KD_REG_STACK >= 4
   s->rn3 = s->rn2; s->ra3 = s->ra2; s->rb3 = s->rb2;
+#endif
+#if TS_KD_REG_STACK >= 3
   s->rn2 = s->rn1; s->ra2 = s->ra1; s->rb2 = s->rb1;
+#endif
+#if TS_KD_REG_STACK >= 2
   s->rn1 = s->rn0; s->ra1 = s->ra0; s->rb1 = s->rb0;
+#endif
   s->rn0 = node; s->ra0 = t0; s->rb0 = t1;
 #elif defined(TS_KD_LOCAL_STACK)
   /* a ring of the top `capacity` entries: when full, the oldest (slot of entry `spilled`, the very
@@ -246,9 +248,15 @@ TS_FN void kd_take(KdStack* s, uint* sp, uint* node, float* t0, float* t1) {
 #if defined(TS_KD_REG_STACK)
   } else {
     *node = s->rn0; *t0 = s->ra0; *t1 = s->rb0;
+#if TS_KD_REG_STACK >= 2
     s->rn0 = s->rn1; s->ra0 = s->ra1; s->rb0 = s->rb1;
+#endif
+#if TS_KD_REG_STACK >= 3
     s->rn1 = s->rn2; s->ra1 = s->ra2; s->rb1 = s->rb2;
+#endif
+#if TS_KD_REG_STACK >= 4
     s->rn2 = s->rn3; s->ra2 = s->ra3; s->rb2 = s->rb3;
+#endif
   }
 #elif defined(TS_KD_LOCAL_STACK)
   } else {
