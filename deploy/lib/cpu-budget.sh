@@ -24,17 +24,19 @@ budget_expand_list() {
 
 # Physical cores usable here, in package/core order, as BUDGET_CORES (their first hardware thread)
 # and BUDGET_SIBLINGS (every thread of each core, comma-separated, same index). Only threads this
-# process may run on count (a container's or taskset's CPU mask).
+# process may run on count (a container's or taskset's CPU mask). BUDGET_SYSFS_CPU and
+# BUDGET_ALLOWED stand in for /sys/devices/system/cpu and the mask (tests).
 budget_read_topology() {
-  local allowed cpu sib key
-  allowed=" $(budget_expand_list "$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)" | tr '\n' ' ') "
+  local sys="${BUDGET_SYSFS_CPU:-/sys/devices/system/cpu}" allowed cpu sib key
+  allowed="${BUDGET_ALLOWED:-$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)}"
+  allowed=" $(budget_expand_list "$allowed" | tr '\n' ' ') "
   BUDGET_CORES=() BUDGET_SIBLINGS=()
   declare -A seen=()
   local lines=()
-  for cpu in $(budget_expand_list "$(cat /sys/devices/system/cpu/online 2>/dev/null || echo "0-$(($(nproc) - 1))")"); do
+  for cpu in $(budget_expand_list "$(cat "$sys/online" 2>/dev/null || echo "0-$(($(nproc) - 1))")"); do
     [[ "$allowed" == *" $cpu "* ]] || continue
-    sib="$(cat "/sys/devices/system/cpu/cpu$cpu/topology/thread_siblings_list" 2>/dev/null || echo "$cpu")"
-    key="$(cat "/sys/devices/system/cpu/cpu$cpu/topology/physical_package_id" 2>/dev/null || echo 0)"
+    sib="$(cat "$sys/cpu$cpu/topology/thread_siblings_list" 2>/dev/null || echo "$cpu")"
+    key="$(cat "$sys/cpu$cpu/topology/physical_package_id" 2>/dev/null || echo 0)"
     [ -z "${seen[$sib]:-}" ] || continue
     seen[$sib]=1
     # Only the allowed threads of the core.
@@ -46,6 +48,57 @@ budget_read_topology() {
     BUDGET_SIBLINGS+=("$sib")
   done < <(printf '%s\n' "${lines[@]}" | sort -n -k1,1 -k2,2)
   BUDGET_THREADS_PER_CORE="$(for s in "${BUDGET_SIBLINGS[@]}"; do echo "$s" | tr ',' '\n' | wc -l; done | sort -n | tail -n1)"
+}
+
+# Placement for up to MAX_S workers of THREADS threads, MASTER_CORES physical cores (auto: 1 where
+# there are 4 or more, else 0) kept for the master and the relay, and the budget (auto or a
+# percentage of one hardware thread). Sets BUDGET_WORKER_CPUS (worker k's threads, comma-separated),
+# BUDGET_MASTER_CORES, BUDGET_SLOTS (workers that fit one a core), BUDGET_PER_CORE (workers a core
+# at MAX_S) and BUDGET_PCT; returns 1 with the reason in BUDGET_WHY. Worker k runs on the first
+# thread of physical core MASTER_CORES + (k mod slots) (THREADS cores for THREADS threads).
+budget_place() { # MAX_S THREADS MASTER_CORES BUDGET
+  local max_s="$1" threads="$2" ncores k j c
+  budget_read_topology
+  ncores=${#BUDGET_CORES[@]}
+  BUDGET_MASTER_CORES="$3"
+  if [ "$BUDGET_MASTER_CORES" = auto ]; then
+    BUDGET_MASTER_CORES=0
+    [ "$ncores" -lt 4 ] || BUDGET_MASTER_CORES=1
+  fi
+  BUDGET_SLOTS=$(((ncores - BUDGET_MASTER_CORES) / threads))
+  if [ "$BUDGET_SLOTS" -lt 1 ]; then
+    BUDGET_WHY="--master-cores $BUDGET_MASTER_CORES leaves no physical core for a worker of $threads thread(s) (this machine has $ncores)"
+    return 1
+  fi
+  BUDGET_PER_CORE=$(((max_s + BUDGET_SLOTS - 1) / BUDGET_SLOTS))
+  if [ "$4" = auto ]; then
+    BUDGET_PCT=100
+    [ "$BUDGET_PER_CORE" = 1 ] || BUDGET_PCT=$((95 / BUDGET_PER_CORE))
+  else
+    BUDGET_PCT="$4"
+    if [ $((BUDGET_PCT * BUDGET_PER_CORE)) -gt 100 ]; then
+      BUDGET_WHY="--cpu-budget $BUDGET_PCT: $BUDGET_PER_CORE workers share each core at S=$max_s ($BUDGET_SLOTS for workers), so at most $((100 / BUDGET_PER_CORE)) keeps their budgets apart"
+      return 1
+    fi
+  fi
+  BUDGET_WORKER_CPUS=()
+  for ((k = 0; k < max_s; k++)); do
+    c=""
+    for ((j = 0; j < threads; j++)); do c+="${c:+,}${BUDGET_CORES[$((BUDGET_MASTER_CORES + (k % BUDGET_SLOTS) * threads + j))]}"; done
+    BUDGET_WORKER_CPUS+=("$c")
+  done
+}
+
+# The hardware threads of the master and the relay beside S workers of THREADS threads: every
+# thread of the cores kept for them and of those no worker of S runs on (empty: none is left).
+budget_master_cpus() { # S THREADS
+  local used=$(($1 < BUDGET_SLOTS ? $1 : BUDGET_SLOTS)) i list=""
+  for ((i = 0; i < ${#BUDGET_CORES[@]}; i++)); do
+    if [ "$i" -lt "$BUDGET_MASTER_CORES" ] || [ "$i" -ge $((BUDGET_MASTER_CORES + used * $2)) ]; then
+      list+="${list:+,}${BUDGET_SIBLINGS[$i]}"
+    fi
+  done
+  echo "$list"
 }
 
 # Where the cpu controller can be used: sets BUDGET_CGROUP_KIND (v2 | v1) and BUDGET_CGROUP_ROOT,
