@@ -414,10 +414,8 @@ void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wir
   frame.pixel_samples += double(tile.samples_per_pixel()) * tile.width() * tile.height();
   const uint32_t n = frame.assembler->grid().tiles_per_eye();
   const uint32_t unit = tile_pairs_ ? tile.tile_id() % n : tile.tile_id();
-  // A pathtrace pair's times are on its left eye's result. A tile copied at the frame's tail left
-  // twice: its wire time is not known.
-  if (tile.batch_tiles() > 0) scheduler_.record_cost(worker, unit, tile.render_us() / 1000.0);
-  if (tile.batch_tiles() > 0 && !scheduler_.was_reissued(tile.frame_id(), unit)) {
+  if (tile.batch_tiles() > 0) {  // a pathtrace pair's times are on its left eye's result
+    scheduler_.record_cost(worker, unit, tile.render_us() / 1000.0);
     StageTimes t;
     t.queue = tile.queue_us() / 1000.0;
     t.device = tile.device_us() / 1000.0;
@@ -428,8 +426,10 @@ void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wir
     per_worker.stages.add(t);
     frame.timed_tiles++;
     frame.batches[size_t(worker)] += 1.0 / tile.batch_tiles();
-    // What the link and the codec cost, for --compression auto and --inflight auto.
-    if (t.wire > 0) {
+    // What the link and the codec cost, for --compression auto and --inflight auto. A tile copied
+    // at the frame's tail went out twice: which copy this is, and so its wire time, is not known.
+    const bool timed = !scheduler_.was_reissued(tile.frame_id(), unit);
+    if (timed && t.wire > 0) {
       const double bytes_per_ms = double(wire_bytes) / t.wire;
       w.link_bytes_per_ms = w.link_bytes_per_ms > 0 ? 0.8 * w.link_bytes_per_ms + 0.2 * bytes_per_ms : bytes_per_ms;
     }
@@ -442,9 +442,11 @@ void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wir
     // A tile's trip besides rendering (encode, both directions on the wire), in tiles' render times.
     const double per_tile_ms = std::max(0.05, tile.render_us() / 1000.0);
     const double trip = t.wire + t.encode;
-    w.rtt_tiles = w.rtt_tiles > 0 ? 0.8 * w.rtt_tiles + 0.2 * (trip / per_tile_ms) : trip / per_tile_ms;
-    round_trip_ms_ = round_trip_ms_ > 0 ? 0.9 * round_trip_ms_ + 0.1 * trip : trip;
-    scheduler_.set_round_trip_ms(round_trip_ms_);
+    if (timed) {
+      w.rtt_tiles = w.rtt_tiles > 0 ? 0.8 * w.rtt_tiles + 0.2 * (trip / per_tile_ms) : trip / per_tile_ms;
+      round_trip_ms_ = round_trip_ms_ > 0 ? 0.9 * round_trip_ms_ + 0.1 * trip : trip;
+      scheduler_.set_round_trip_ms(round_trip_ms_);
+    }
   }
   // Decoded and composited on the pool; the tile counts once that is done (handle_composited).
   auto assembler = frame.assembler;
