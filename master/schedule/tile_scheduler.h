@@ -57,9 +57,11 @@ class ScheduleOutput {
 // finishing at its own time) grows with S while each worker's share of the frame shrinks; on the
 // emulated Wi-Fi, 16 host workers on Crytek Sponza reached 0.72 of linear speed-up in 32-pixel
 // tiles and 0.59 in 64-pixel ones. Workers render a request's tiles in one launch, so small tiles
-// cost no launches. Where each tile is a launch of its own (`launch_per_tile`: pathtrace), 4 a worker: on an H100, pathtrace stereo
-// 2x640x480 with 2 workers took 17.8 ms a frame in 128-pixel tiles and 9.5 ms in 256-pixel ones.
-uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool launch_per_tile = false);
+// cost no launches. pathtrace (`pathtrace`) 4 a worker: its GPU workers batch a request's tile
+// pairs too, but a pair reprojects only within itself, is merged, resolved and encoded on its own,
+// and a dynamic batch holds only the pairs in flight. On an H100, pathtrace stereo 2x640x480 with
+// 2 workers, a launch per pair, took 17.8 ms a frame in 128-pixel tiles and 9.5 ms in 256-pixel ones.
+uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool pathtrace = false);
 
 class TileScheduler {
  public:
