@@ -1,7 +1,8 @@
 #pragma once
-// A packed scene resident on an OpenCL device: one buffer per .tpk section plus the shading
-// buffers, all created through the device-memory budget (so --gpu-mem-limit refuses a scene that
-// does not fit and says which buffers need how much). Kernels take the buffers in the argument
+// A packed scene resident on an OpenCL device: one buffer per .tpk section (the kd-tree nodes in
+// the layout of TESSERA_KD_LAYOUT, common/scene/kd_blocked_layout.h) plus the shading buffers,
+// all created through the device-memory budget (so --gpu-mem-limit refuses a scene that does not
+// fit and says which buffers need how much). Kernels take the buffers in the argument
 // order of kernels/device/opencl/kernel_params.h.
 #include <vector>
 
