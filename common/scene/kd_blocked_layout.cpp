@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <string>
 
 #include "common/base/error.h"
 #include "kernels/accel/kdtree_layout.h"
@@ -94,6 +95,9 @@ class BlockedLayoutBuilder {
   }
 
   void set_children(uint32_t slot, uint32_t below, uint32_t above) {
+    if (above <= below || above - below > TS_KD_BLOCKED_MAX_DELTA)  // the placement rules exclude it
+      throw Error("kd-tree blocked layout: children " + std::to_string(below) + " and " + std::to_string(above) +
+                  " too far apart");
     const uint32_t w0 = words_[2 * size_t(slot)];
     ++inner_;
     local_ += below / block_ == slot / block_ && above / block_ == slot / block_;
