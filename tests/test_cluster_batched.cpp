@@ -1,7 +1,7 @@
 // The batched launch path through the cluster: OpenCL workers (PoCL here, running the GPU code
 // path as GPUs do: CPU devices otherwise launch tile by tile) render each request's tiles in one
-// launch (raytrace and vct); frames still equal tessera-render on the same device pixel for pixel
-// (stereo batches: tests/test_tile_batch.cpp, tests/test_vct.cpp), and a worker killed mid-run
+// launch (raytrace, vct and pathtrace); frames still equal tessera-render on the same device pixel for
+// pixel (stereo batches: tests/test_tile_batch.cpp, tests/test_vct.cpp, tests/test_pathtrace.cpp), and a worker killed mid-run
 // loses no frame. --stats shows the launches and where the time went. Backends that render tile by
 // tile take a tile per launch.
 #include <gtest/gtest.h>
@@ -46,9 +46,11 @@ struct BatchedCluster {
     EXPECT_FALSE(w->address().empty()) << w->log();
     return w;
   }
-  std::vector<std::string> master_args(const std::string& workers, const std::string& out, const std::vector<std::string>& extra) {
-    std::string poses;
-    for (int i = 0; i < 4; ++i) poses += std::to_string(i) + "," + (i % 2 ? kPose2 : testing::kCornellPose) + "\n";
+  // Four frames, the pose changing every frame, unless `pose_lines` (CSV lines) say otherwise.
+  std::vector<std::string> master_args(const std::string& workers, const std::string& out, const std::vector<std::string>& extra,
+                                       std::string poses = {}) {
+    if (poses.empty())
+      for (int i = 0; i < 4; ++i) poses += std::to_string(i) + "," + (i % 2 ? kPose2 : testing::kCornellPose) + "\n";
     testing::write_text(dir / (out + ".csv"), poses);
     std::vector<std::string> args{testing::master_binary().string(), "--workers", workers, "--scene", testing::cornell_tpk().string(),
                                   "--secret-file", secret.string(), "--no-status", "--size", "96x64", "--tile", "16", "--poses",
@@ -126,6 +128,47 @@ TEST(ClusterBatched, VctOneLaunchPerRequestFramesEqualTheSingleMachineRender) {
     double launches = 0;
     for (const auto& w : f["workers"]) launches += w["batches"].get<double>();
     EXPECT_NEAR(launches, 2.0, 1e-6) << f.dump();
+  }
+}
+
+// pathtrace too: each worker's share of a static stereo frame is one request and one batch (every
+// launch over all its tile pairs, one read-back); the tiles accumulate while the pose holds, and
+// the frames equal tessera-render's on the same device (batch against tile by tile: test_pathtrace.cpp).
+TEST(ClusterBatched, PathtraceOneLaunchPerRequestFramesEqualTheSingleMachineRender) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  BatchedCluster c;
+  auto a = c.worker("a"), b = c.worker("b");
+  // Plain variant: no reprojected samples, whose atomic additions may land in any order.
+  const std::vector<std::string> pt{"--mode", "pathtrace", "--stereo", "--ipd", "64", "--spp", "2", "--pt-variant", "plain"};
+  std::vector<std::string> extra{"--schedule", "static"};
+  extra.insert(extra.end(), pt.begin(), pt.end());
+  const std::string poses = std::string("0,") + testing::kCornellPose + "\n1," + testing::kCornellPose + "\n2," + kPose2 + "\n";
+  Process master(c.master_args(a->address() + "," + b->address(), "pt", extra, poses), c.dir / "master.log");
+  const auto status = master.wait(300s);
+  ASSERT_TRUE(status.has_value()) << master.log();
+  ASSERT_EQ(*status, 0) << master.log() << a->log();
+  const auto render = [&](const std::string& pose, int spp, const std::string& name) {
+    const auto out = c.dir / (name + ".png");
+    const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() +
+                                        " --size 96x64 --tile 16 --device cpu --mode pathtrace --stereo --ipd 64 --pt-variant plain"
+                                        " --spp " + std::to_string(spp) + " --pose " + pose + " -o " + out.string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return read_image(out);
+  };
+  EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000000.png") == render(testing::kCornellPose, 2, "pt0"));
+  EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000001.png") == render(testing::kCornellPose, 4, "pt0_4spp"));
+  EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000002.png") == render(kPose2, 2, "pt2"));
+  const auto stats = c.stats("pt");
+  ASSERT_EQ(stats["frames"].size(), 3u);
+  const double spp[] = {2, 4, 2};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& f = stats["frames"][i];
+    ASSERT_TRUE(f["complete"].get<bool>());
+    EXPECT_DOUBLE_EQ(f["samples_per_pixel"].get<double>(), spp[i]);
+    double launches = 0;
+    for (const auto& w : f["workers"]) launches += w["batches"].get<double>();
+    // The first pair a worker renders makes its path tracer and goes alone.
+    EXPECT_NEAR(launches, i == 0 ? 4.0 : 2.0, 1e-6) << f.dump();
   }
 }
 

@@ -257,7 +257,7 @@ TEST(TileScheduler, InflightChangesTakeEffectAtOnceAndAutoTilesBalance) {
   EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 4), 128u);
   EXPECT_EQ(master::auto_tile_size(256, 256, false, 2), 64u);
   EXPECT_EQ(master::auto_tile_size(96, 64, false, 2), 32u);
-  // Pathtrace launches each tile (pair) by itself: fewer, larger tiles.
+  // Pathtrace: fewer, larger tiles (pairs reproject only within themselves, are resolved one by one).
   EXPECT_EQ(master::auto_tile_size(640, 480, true, 2), 128u);
   EXPECT_EQ(master::auto_tile_size(640, 480, true, 2, true), 256u);
 }

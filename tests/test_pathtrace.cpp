@@ -4,7 +4,9 @@
 // light, host vs PoCL, CPU helper threads, and tessera-render's handling of bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "common/base/error.h"
@@ -676,6 +678,135 @@ TEST(PathTraceDeviceSums, PoseChangeResetsAndHelpersAddSamples) {
   double mean_h = 0, mean_r = 0;
   for (size_t i = 0; i < h.eyes[0].size(); ++i) mean_h += h.eyes[0][i] & 0xFF, mean_r += reference.eyes[0][i] & 0xFF;
   EXPECT_NEAR(mean_h / mean_r, 1.0, 0.1);
+}
+
+// Tile pairs of a batch (one launch over a tile list, the GPU code path, forced on PoCL here) against
+// the same pairs rendered one by one on the same device: every pair's pixels, sums and counters,
+// over a first call and a second one that adds samples while the view holds.
+struct TileBatchRun : DeviceSumsRun {
+  std::vector<PtBatchTile> tiles;  // 16-pixel tiles of the 48x36 view (edge tiles 4 pixels tall), shuffled
+  uint64_t pixels = 0;
+  explicit TileBatchRun(uint32_t eyes) {
+    view.eye_count = eyes;
+    std::vector<uint32_t> ids(9);
+    for (uint32_t i = 0; i < 9; ++i) ids[i] = i;
+    std::shuffle(ids.begin(), ids.end(), std::mt19937(5));
+    for (uint32_t id : ids) {
+      const TileRect rect{id % 3 * 16, id / 3 * 16, 16, id / 3 == 2 ? 4u : 16u};
+      tiles.push_back({id, rect, pixels});
+      pixels += uint64_t(rect.width) * rect.height * eyes;
+    }
+  }
+};
+
+void expect_batch_equals_tile_by_tile(const PathTraceSettings& pt, uint32_t eyes, bool exact) {
+  testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");  // the batch kernels GPUs run
+  TileBatchRun run(eyes);
+  PathTraceRenderer batched(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+  PathTraceRenderer single(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+  ASSERT_TRUE(batched.launches_batches());
+  for (int call = 0; call < 2; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    std::vector<uint32_t> out(run.pixels);
+    const std::vector<PtTileStats> stats = batched.render_tiles(run.view, run.settings, pt, run.tiles, out);
+    ASSERT_EQ(stats.size(), run.tiles.size());
+    size_t non_black = 0;
+    for (size_t i = 0; i < run.tiles.size(); ++i) {
+      const PtBatchTile& t = run.tiles[i];
+      const PtTileResult r = single.render_tile(run.view, run.settings, pt, t.tile_id, t.rect);
+      const PtTileStats& b = stats[i];
+      EXPECT_EQ(b.reset, call == 0);
+      EXPECT_EQ(b.device_pixel_samples, r.stats.device_pixel_samples);
+      EXPECT_DOUBLE_EQ(b.accumulated_spp, double(pt.spp) * (call + 1));
+      EXPECT_DOUBLE_EQ(b.accumulated_spp, r.stats.accumulated_spp);
+      EXPECT_EQ(batched.cache().find(t.tile_id)->batches(), single.cache().find(t.tile_id)->batches());
+      const size_t n = size_t(t.rect.width) * t.rect.height;
+      for (uint32_t e = 0; e < eyes; ++e) {
+        const std::vector<uint32_t> got(out.begin() + ptrdiff_t(t.offset + e * n), out.begin() + ptrdiff_t(t.offset + (e + 1) * n));
+        for (uint32_t p : got) non_black += (p & 0xFFFFFFu) != 0;
+        if (exact) {
+          EXPECT_EQ(got, r.eyes[e]) << "tile " << t.tile_id << " eye " << e;
+        } else {  // reprojected samples are added atomically in whatever order the work items finish
+          for (size_t k = 0; k < n; ++k)
+            for (int c = 0; c < 24; c += 8)
+              EXPECT_LE(std::abs(int((got[k] >> c) & 0xFF) - int((r.eyes[e][k] >> c) & 0xFF)), 1) << "tile " << t.tile_id;
+        }
+      }
+      if (exact) {
+        EXPECT_EQ(b.segments, r.stats.segments);
+        EXPECT_EQ(b.stopped, r.stats.stopped);
+        EXPECT_EQ(b.median_pixels, r.stats.median_pixels);
+        const PtPixelAccum p = batched.cache().find(t.tile_id)->pixel(eyes - 1, n - 1);
+        const PtPixelAccum q = single.cache().find(t.tile_id)->pixel(eyes - 1, n - 1);
+        EXPECT_EQ(std::memcmp(&p, &q, sizeof p), 0) << "tile " << t.tile_id;
+      }
+    }
+    EXPECT_GT(non_black, run.pixels / 2) << "a blank image";
+  }
+}
+
+TEST(PathTraceTileBatch, PlainStereoEqualsTileByTile) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;
+  pt.spp = 3;
+  pt.launch_samples = 2;  // two launches a call, the last with one sample
+  expect_batch_equals_tile_by_tile(pt, 2, true);
+}
+
+TEST(PathTraceTileBatch, ProposedEqualsTileByTile) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  PathTraceSettings pt;
+  pt.spp = 2;
+  pt.median_max_samples = 2;  // filtered in the first call, not in the second
+  pt.reproject = false;       // gaze stop and median filter, bit for bit
+  expect_batch_equals_tile_by_tile(pt, 2, true);
+  pt.reproject = true;
+  expect_batch_equals_tile_by_tile(pt, 2, false);
+}
+
+TEST(PathTraceTileBatch, MonoEqualsTileByTile) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;
+  pt.spp = 1;
+  expect_batch_equals_tile_by_tile(pt, 1, true);
+}
+
+// CPU devices (PoCL by default) and renderers with CPU helpers go tile by tile; a batch told to stop
+// gives up and drops the accumulations it had started; a tile twice in one request is rendered twice.
+TEST(PathTraceTileBatch, WhereBatchesRunAndStopAndRepeatedTiles) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  {
+    DeviceSumsRun run;
+    EXPECT_FALSE(PathTraceRenderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true}).launches_batches());
+  }
+  testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");
+  TileBatchRun run(2);
+  EXPECT_FALSE(PathTraceRenderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 1, true}).launches_batches());
+  EXPECT_FALSE(PathTraceRenderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, false}).launches_batches());
+  PathTraceRenderer renderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;
+  std::vector<uint32_t> out(run.pixels);
+  renderer.render_tiles(run.view, run.settings, pt, run.tiles, out);
+  EXPECT_EQ(renderer.cache().size(), run.tiles.size());
+  EXPECT_THROW(renderer.render_tiles(run.view, run.settings, pt, run.tiles, out, [] { return true; }), RenderCanceled);
+  EXPECT_EQ(renderer.cache().size(), 0u);
+  // The same pair twice: two samples added one after the other, as two render_tile calls would.
+  const TileRect rect = run.tiles[0].rect;
+  const uint64_t n = uint64_t(rect.width) * rect.height * 2;
+  const std::vector<PtBatchTile> twice{{3, rect, 0}, {3, rect, n}};
+  std::vector<uint32_t> pair(2 * n);
+  const std::vector<PtTileStats> stats = renderer.render_tiles(run.view, run.settings, pt, twice, pair);
+  EXPECT_DOUBLE_EQ(stats[0].accumulated_spp, 1.0);
+  EXPECT_DOUBLE_EQ(stats[1].accumulated_spp, 2.0);
+  PathTraceRenderer single(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+  single.render_tile(run.view, run.settings, pt, 3, rect);
+  const PtTileResult second = single.render_tile(run.view, run.settings, pt, 3, rect);
+  EXPECT_EQ(std::vector<uint32_t>(pair.begin() + ptrdiff_t(n), pair.begin() + ptrdiff_t(n + n / 2)), second.eyes[0]);
+  // Pixels outside the output: one clear error, nothing rendered.
+  EXPECT_THROW(renderer.render_tiles(run.view, run.settings, pt, twice, std::span<uint32_t>(pair).first(n)), Error);
 }
 
 TEST(TesseraRender, PathtraceOptionsAndBadInput) {

@@ -4,8 +4,8 @@
 
 namespace tessera::master {
 
-uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool launch_per_tile) {
-  const uint64_t wanted = (launch_per_tile ? 4 : 8) * std::max<uint64_t>(1, workers);
+uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool pathtrace) {
+  const uint64_t wanted = (pathtrace ? 4 : 8) * std::max<uint64_t>(1, workers);
   for (uint32_t tile = 256; tile > 32; tile /= 2) {
     const uint64_t tiles = uint64_t((width + tile - 1) / tile) * ((height + tile - 1) / tile) * (stereo ? 2 : 1);
     if (tiles >= wanted) return tile;

@@ -43,10 +43,12 @@ class ScheduleOutput {
 
 // --tile auto: the largest power of two in 32..256 that still gives every worker 8 tiles (tile
 // pairs in pathtrace stereo count once per eye) a frame, so the dynamic schedule can balance;
-// workers render a request's tiles in one launch, so small tiles cost no launches. Where each tile
-// is a launch of its own (`launch_per_tile`: pathtrace), 4 a worker: on an H100, pathtrace stereo
-// 2x640x480 with 2 workers took 17.8 ms a frame in 128-pixel tiles and 9.5 ms in 256-pixel ones.
-uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool launch_per_tile = false);
+// workers render a request's tiles in one launch, so small tiles cost no launches. pathtrace
+// (`pathtrace`) 4 a worker: its GPU workers batch a request's tile pairs too, but a pair reprojects
+// only within itself, is merged, resolved and encoded on its own, and a dynamic batch holds only the
+// pairs in flight. On an H100, pathtrace stereo 2x640x480 with 2 workers, a launch per pair, took
+// 17.8 ms a frame in 128-pixel tiles and 9.5 ms in 256-pixel ones.
+uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool pathtrace = false);
 
 class TileScheduler {
  public:

@@ -27,6 +27,9 @@ namespace {
 constexpr size_t kMaxFramesKept = 16;               // frames a connection may have open at once
 constexpr uint64_t kMaxQueuedTiles = 2 * net::kMaxTilesPerFrame;
 constexpr uint64_t kMaxBatchPixels = uint64_t(1) << 22;  // raytrace tiles of one launch (16 MiB of RGBA8)
+// pathtrace tile pairs of one batch, pixels per eye: a launch's buffers hold ~100 bytes a pixel of
+// both eyes (192 MiB for a 1024x1024 stereo frame).
+constexpr uint64_t kMaxPathtraceBatchPixels = uint64_t(1) << 20;
 // vct tiles of one launch: 64 MiB of surface records between its two kernels (a 1024x1024 eye at once).
 constexpr uint64_t kMaxVctBatchPixels = uint64_t(1) << 20;
 constexpr uint64_t kMaxUnitsEncoding = 1024;             // rendered tiles waiting for an encoder, per connection
@@ -484,16 +487,19 @@ bool WorkerSession::take_batch(Batch& batch) {
   if (pending_.empty()) return false;
   batch.frame = pending_.front().frame;
   const Frame& frame = *batch.frame;
-  // Raytrace and vct render all their queued tiles (up to a bound) in one launch where the device
-  // launches batches; pathtrace, and backends that render tile by tile anyway, go a tile (pair) at
-  // a time, so that each tile leaves as soon as it is done: in the dynamic schedule its replacement
+  // All modes render their queued tiles (pathtrace: tile pairs; up to a bound) in one launch where
+  // the device launches batches. Backends that render tile by tile anyway go a tile (pair) at a
+  // time, so that each tile leaves as soon as it is done: in the dynamic schedule its replacement
   // then travels while the worker renders the next queued tile, instead of the worker idling for a
-  // round trip after every batch.
-  const bool batches = frame.scene->renderer->launches_batches();
+  // round trip after every batch. (The path tracer is made by the first pathtrace tile rendered:
+  // that one goes alone.)
+  const bool batches = frame.mode == Frame::Mode::pathtrace
+                           ? frame.scene->pathtrace && frame.scene->pathtrace->launches_batches()
+                           : frame.scene->renderer->launches_batches();
   const uint64_t max_pixels = !batches                              ? 1
                               : frame.mode == Frame::Mode::raytrace ? kMaxBatchPixels
                               : frame.mode == Frame::Mode::vct      ? kMaxVctBatchPixels
-                                                                    : 1;
+                                                                    : kMaxPathtraceBatchPixels;
   uint64_t pixels = 0;
   while (!pending_.empty() && pending_.front().frame == batch.frame) {
     Work& work = pending_.front();
@@ -564,22 +570,27 @@ void WorkerSession::render_batch(Batch& batch) {
       case Frame::Mode::pathtrace: {
         PathTraceRenderer& renderer =
             pathtrace_renderer(*frame->scene, {context_.scenes.renderer_options(), context_.config.pathtrace_cpu_threads});
-        const uint32_t tile = batch.tiles[0].first;
-        const net::TileSpec spec = frame->grid.tile(tile);
-        PtTileResult r = renderer.render_tile(frame->pt_view, frame->settings, frame->pt, tile,
-                                              {spec.x0, spec.y0, spec.width, spec.height}, stop);
-        const size_t eye_pixels = r.eyes[0].size();
-        auto pixels = frame->scene->renderer->host_pixels(eye_pixels * (frame->tile_pairs ? 2 : 1));
-        std::copy(r.eyes[0].begin(), r.eyes[0].end(), pixels->pixels.begin());
-        units[0].outputs.push_back({tile, spec, 0});
-        if (frame->tile_pairs) {
-          std::copy(r.eyes[1].begin(), r.eyes[1].end(), pixels->pixels.begin() + ptrdiff_t(eye_pixels));
-          units[0].outputs.push_back({tile + frame->grid.tiles_per_eye(), spec, eye_pixels});
+        // Each pair a unit: eye 0's pixels, then (stereo) eye 1's, pairs one after another.
+        std::vector<PtBatchTile> tiles;
+        uint64_t end = 0;
+        for (size_t i = 0; i < batch.tiles.size(); ++i) {
+          const uint32_t tile = batch.tiles[i].first;
+          const net::TileSpec spec = frame->grid.tile(tile);
+          const uint64_t eye_pixels = uint64_t(spec.width) * spec.height;
+          tiles.push_back({tile, {spec.x0, spec.y0, spec.width, spec.height}, end});
+          units[i].outputs.push_back({tile, spec, end});
+          if (frame->tile_pairs) units[i].outputs.push_back({tile + frame->grid.tiles_per_eye(), spec, end + eye_pixels});
+          end += eye_pixels * (frame->tile_pairs ? 2 : 1);
+          total_pixels += eye_pixels;  // shares of the batch's times go by a pair's pixels per eye
         }
-        units[0].pixels = pixels;
-        units[0].samples_per_pixel = float(r.stats.accumulated_spp);
-        total_pixels = eye_pixels;
-        timing.launch_ms = r.stats.ms;  // launches, merges and the resolve with its readback
+        auto pixels = frame->scene->renderer->host_pixels(end);
+        const std::vector<PtTileStats> stats =
+            renderer.render_tiles(frame->pt_view, frame->settings, frame->pt, tiles, pixels->pixels, stop);
+        for (size_t i = 0; i < units.size(); ++i) {
+          units[i].pixels = pixels;
+          units[i].samples_per_pixel = float(stats[i].accumulated_spp);
+          timing.launch_ms += stats[i].ms;  // launches, merges and the resolve with its readback
+        }
         break;
       }
       case Frame::Mode::vct: {

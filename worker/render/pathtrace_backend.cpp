@@ -1,5 +1,6 @@
 #include "worker/render/pathtrace_backend.h"
 
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "kernels/device/cpu/pathtrace_cpu.h"
 #include "worker/render/device_scene.h"
 #include "worker/render/pathtrace_device_sums.h"
+#include "worker/render/pathtrace_tile_batch.h"
 
 namespace tessera {
 namespace {
@@ -61,7 +63,9 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
         primary_(program_.kernel("pathtrace_primary")),
         paths_(program_.kernel("pathtrace_paths")),
         clear_(program_.kernel("pathtrace_clear")),
-        accumulator_(device_, budget_) {}
+        accumulator_(device_, budget_) {
+    if (!cl::uses_cpu_paths(device_)) batch_.emplace(device_, budget_, scene_, program_, accumulator_);
+  }
 
   std::string description() const override {
     return device_.info().name + " (OpenCL, " + device_.info().platform_name + ")";
@@ -105,6 +109,13 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
       s.read_reproj = cl::read_buffer_async(device_, s.reproj, out.reproj.data(), reproj_bytes);
     }
     device_.flush();
+  }
+
+  bool launches_batches() const override { return batch_.has_value(); }
+  PtBatchDone render_batch(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp, uint32_t per_launch,
+                           const ResolveOptions& resolve, std::span<uint32_t> out, const StopRequested& stop) override {
+    if (!batch_) return PathTraceBackend::render_batch(base, tiles, spp, per_launch, resolve, out, stop);
+    return batch_->render(base, tiles, spp, per_launch, resolve, out, stop);
   }
 
   PtCollected collect(int slot) override {
@@ -157,10 +168,18 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   cl::Program program_;
   cl::Kernel primary_, paths_, clear_;
   PathTraceDeviceAccumulator accumulator_;
+  // GPU code path only: CPU devices go tile by tile, as the other modes' batches do there, while a
+  // GPU needs the large launch to fill (and saves a read-back per tile).
+  std::optional<PathTraceTileBatch> batch_;
   Slot slots_[kSlots];
 };
 
 }  // namespace
+
+PtBatchDone PathTraceBackend::render_batch(const PtLaunch&, std::span<const PtBatchTileWork>, uint32_t, uint32_t,
+                                           const ResolveOptions&, std::span<uint32_t>, const StopRequested&) {
+  throw Error("pathtrace: " + description() + " renders tile by tile");
+}
 
 std::unique_ptr<PathTraceBackend> make_pathtrace_backend(const PackedScene& scene, const RendererOptions& options) {
   if (options.device == "host") return std::make_unique<HostPathTraceBackend>(scene, options.host_threads);

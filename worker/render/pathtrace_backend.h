@@ -6,7 +6,9 @@
 // and a non-blocking read-back are queued), so the thread that merges can keep the device busy
 // with the next launch while it merges the previous one; collect() waits for the launch.
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "common/scene/packed_scene.h"
 #include "worker/render/pathtrace_accumulation.h"
@@ -26,6 +28,22 @@ struct PtCollected {
   PtBatchTotals totals;  // what was added to device sums (nothing when the launch went to a PtBatch)
 };
 
+// A tile pair of a batch (render_batch).
+struct PtBatchTileWork {
+  TileRect rect;                 // the same rectangle in both eyes
+  PtDeviceSums* sums = nullptr;  // the tile's sums, on this device
+  uint32_t first_sample = 0;     // sample index of the batch's first sample in this tile
+  uint64_t offset = 0;           // the pair's first pixel in the batch's output: eye 0's pixels, then eye 1's
+};
+
+struct PtBatchDone {
+  std::vector<std::vector<PtBatchTotals>> merged;  // per tile, what each launch added to its sums
+  std::vector<size_t> median_pixels;               // per tile, pixels the noise removal replaced
+  double kernel_ms = 0;   // device time of the tracing kernels
+  double merge_ms = 0;    // device time of adding the launches to the tiles' sums
+  double resolve_ms = 0;  // from the resolve's first kernel to the pixels on the host (device clock)
+};
+
 class PathTraceBackend {
  public:
   static constexpr int kSlots = 2;  // launches that may be in flight at once
@@ -41,6 +59,18 @@ class PathTraceBackend {
   virtual void submit(int slot, const PtLaunch& launch, PtBatch& out, PtDeviceSums* sums = nullptr) = 0;
   // Waits for the slot's launch.
   virtual PtCollected collect(int slot) = 0;
+
+  // True where render_batch renders many tile pairs in one launch per launch of samples (OpenCL
+  // devices on the GPU code path; the others go tile by tile, where a batch would save nothing).
+  virtual bool launches_batches() const { return false; }
+  // Traces `spp` samples of every pixel of both eyes of every tile pair, per_launch samples a
+  // launch, adds each launch to each tile's sums and resolves the tiles into `out` (every pair at
+  // its offset; out[0, end of the last pair) is written) with one read-back. `base` gives the
+  // settings, cameras and estimate (its tile and sample fields are ignored). `stop` is polled
+  // between launches: when it says so, RenderCanceled is thrown once the device is idle.
+  virtual PtBatchDone render_batch(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp,
+                                   uint32_t per_launch, const ResolveOptions& resolve, std::span<uint32_t> out,
+                                   const StopRequested& stop);
 };
 
 // device "host": the host backend on host_threads threads (0 = all cores); else OpenCL.

@@ -12,8 +12,6 @@ namespace {
 
 constexpr size_t kGroup = 64;  // TS_PT_GROUP of pathtrace_accumulate.cl
 
-size_t groups(size_t items) { return (items + kGroup - 1) / kGroup; }
-
 class OpenClPtSums final : public PtDeviceSums {
  public:
   OpenClPtSums(PathTraceDeviceAccumulator& accumulator, size_t pixels)
@@ -40,8 +38,14 @@ class OpenClPtSums final : public PtDeviceSums {
 
 }  // namespace
 
+size_t PathTraceDeviceAccumulator::groups(size_t pixels) { return (pixels + kGroup - 1) / kGroup; }
+
 PtBatchTotals PtPendingMerge::wait() {
   read.wait();
+  return sum_partials(partials);
+}
+
+PtBatchTotals sum_partials(std::span<const uint32_t> partials) {
   uint64_t t[TS_PT_TOTALS] = {};
   for (size_t i = 0; i < partials.size(); ++i) t[i % TS_PT_TOTALS] += partials[i];
   PtBatchTotals totals;
@@ -69,11 +73,45 @@ std::unique_ptr<PtDeviceSums> PathTraceDeviceAccumulator::make_sums(size_t pixel
 
 void PathTraceDeviceAccumulator::clear(const cl::Buffer& buffer) { cl::fill_buffer_u32(device_, buffer, 0, buffer.size()); }
 
-PtPendingMerge PathTraceDeviceAccumulator::merge(PtDeviceSums& sums, const cl::Buffer& own, const cl::Buffer& reproj,
-                                                 size_t pixels) {
+const cl::Buffer& PathTraceDeviceAccumulator::buffer_of(PtDeviceSums& sums) {
   auto* device_sums = dynamic_cast<OpenClPtSums*>(&sums);
   if (!device_sums) throw Error("pathtrace: the tile's sums are not on this device");
-  return merge(device_sums->buffer(), own, reproj, pixels);
+  return device_sums->buffer();
+}
+
+PtPendingMerge PathTraceDeviceAccumulator::merge(PtDeviceSums& sums, const cl::Buffer& own, const cl::Buffer& reproj,
+                                                 size_t pixels) {
+  return merge(buffer_of(sums), own, reproj, pixels);
+}
+
+cl::Event PathTraceDeviceAccumulator::merge_at(PtDeviceSums& sums, const cl::Buffer& own, const cl::Buffer& reproj,
+                                               size_t pixels, size_t first, const cl::Buffer& partials, size_t first_group) {
+  const cl::Buffer& buffer = buffer_of(sums);
+  if (buffer.size() < pixels * sizeof(PtPixelAccum)) throw Error("pathtrace: launch larger than the tile's sums");
+  if (own.size() < (first + pixels) * sizeof(PtPixelOut) || reproj.size() < (first + pixels) * 4 * sizeof(float) ||
+      partials.size() < (first_group + groups(pixels)) * TS_PT_TOTALS * sizeof(uint32_t))
+    throw Error("pathtrace: counters outside the batch's buffer");
+  merge_.set_args(buffer, own, reproj, cl_uint(pixels), cl_uint(first), partials, cl_uint(first_group));
+  return cl::launch_2d(device_, merge_, {pixels, 1}, {kGroup, 1});
+}
+
+cl::Event PathTraceDeviceAccumulator::resolve_at(PtDeviceSums& sums, const ResolveOptions& options, const TileRect& rect,
+                                            uint32_t eye_count, const cl::Buffer& mean, const cl::Buffer& linear,
+                                            const cl::Buffer& rgba, size_t first, const cl::Buffer& partials,
+                                            size_t first_group) {
+  const cl::Buffer& buffer = buffer_of(sums);
+  const size_t pixels = size_t(rect.width) * rect.height * eye_count;
+  if (buffer.size() < pixels * sizeof(PtPixelAccum)) throw Error("pathtrace: tile larger than its sums");
+  if (rgba.size() < (first + pixels) * sizeof(uint32_t) || mean.size() < (first + pixels) * 3 * sizeof(float) ||
+      linear.size() < (first + pixels) * 3 * sizeof(float) ||
+      partials.size() < (first_group + groups(pixels)) * TS_PT_TOTALS * sizeof(uint32_t))
+    throw Error("pathtrace: tile outside the batch's buffers");
+  const PtResolveParams rp = resolve_params(options, rect, eye_count);
+  mean_.set_args(buffer, cl_uint(pixels), mean, cl_uint(first));
+  cl::Event started = cl::launch_2d(device_, mean_, {pixels, 1}, {kGroup, 1});
+  resolve_.set_args(buffer, mean, rp, thresholds_, linear, rgba, cl_uint(first), partials, cl_uint(first_group));
+  cl::launch_2d(device_, resolve_, {pixels, 1}, {kGroup, 1});
+  return started;
 }
 
 PtPendingMerge PathTraceDeviceAccumulator::merge(const cl::Buffer& sums, const cl::Buffer& own, const cl::Buffer& reproj,
@@ -82,7 +120,7 @@ PtPendingMerge PathTraceDeviceAccumulator::merge(const cl::Buffer& sums, const c
   PtPendingMerge m;
   m.partials.resize(groups(pixels) * TS_PT_TOTALS);
   budget_.ensure(partials_, "pathtrace_partials", m.partials.size() * sizeof(uint32_t));
-  merge_.set_args(sums, own, reproj, cl_uint(pixels), partials_);
+  merge_.set_args(sums, own, reproj, cl_uint(pixels), cl_uint(0), partials_, cl_uint(0));
   m.kernel = cl::launch_2d(device_, merge_, {pixels, 1}, {kGroup, 1});
   m.read = cl::read_buffer_async(device_, partials_, m.partials.data(), m.partials.size() * sizeof(uint32_t));
   return m;
@@ -108,9 +146,9 @@ PtResolved PathTraceDeviceAccumulator::resolve(const cl::Buffer& sums, const Res
   std::vector<uint32_t> partials(groups(pixels) * TS_PT_TOTALS);
   budget_.ensure(partials_, "pathtrace_partials", partials.size() * sizeof(uint32_t));
   const PtResolveParams rp = resolve_params(options, rect, eye_count);
-  mean_.set_args(sums, cl_uint(pixels), mean_buffer_);
+  mean_.set_args(sums, cl_uint(pixels), mean_buffer_, cl_uint(0));
   cl::launch_2d(device_, mean_, {pixels, 1}, {kGroup, 1});
-  resolve_.set_args(sums, mean_buffer_, rp, thresholds_, linear_, rgba_, partials_);
+  resolve_.set_args(sums, mean_buffer_, rp, thresholds_, linear_, rgba_, cl_uint(0), partials_, cl_uint(0));
   cl::launch_2d(device_, resolve_, {pixels, 1}, {kGroup, 1});
   PtResolved r;
   std::vector<cl::Event> reads;

@@ -5,6 +5,7 @@
 // Commands go to the device's in-order queue: a merge or resolve runs after the launches queued
 // before it, and the scratch buffers below are reused only after the commands that read them.
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/cl/commands.h"
@@ -14,6 +15,9 @@
 #include "worker/render/pathtrace_accumulation.h"
 
 namespace tessera {
+
+// The counters of a merge from its work groups' partials (TS_PT_TOTALS words a group).
+PtBatchTotals sum_partials(std::span<const uint32_t> partials);
 
 // A queued merge: its counters come back without blocking the queue.
 struct PtPendingMerge {
@@ -37,11 +41,26 @@ class PathTraceDeviceAccumulator {
   PtBatchTotals merge(const cl::Buffer& sums, const PtBatch& batch);
   PtResolved resolve(const cl::Buffer& sums, const ResolveOptions& options, const TileRect& rect, uint32_t eye_count,
                      bool want_linear);
+
+  // A tile of a batch (pathtrace_tile_batch.h), whose buffers hold many tiles one after another:
+  // queues sums += (own, reproj) from pixel `first` on, its counters into `partials` from work
+  // group `first_group` on (groups(pixels) groups of TS_PT_TOTALS words); nothing is read back.
+  cl::Event merge_at(PtDeviceSums& sums, const cl::Buffer& own, const cl::Buffer& reproj, size_t pixels, size_t first,
+                     const cl::Buffer& partials, size_t first_group);
+  // Queues the resolve of `sums` into mean (scratch), linear and rgba from pixel `first` on; the
+  // median pixels are counter 0 of `partials`' groups from `first_group` on. Returns the event of
+  // its first kernel.
+  cl::Event resolve_at(PtDeviceSums& sums, const ResolveOptions& options, const TileRect& rect, uint32_t eye_count,
+                  const cl::Buffer& mean, const cl::Buffer& linear, const cl::Buffer& rgba, size_t first,
+                  const cl::Buffer& partials, size_t first_group);
+  // Work groups of a merge or resolve over `pixels` pixels.
+  static size_t groups(size_t pixels);
   void clear(const cl::Buffer& buffer);
   cl::Buffer create(const char* name, uint64_t bytes) { return budget_.create(name, bytes); }
   const cl::Device& device() const { return device_; }
 
  private:
+  static const cl::Buffer& buffer_of(PtDeviceSums& sums);
 
   const cl::Device& device_;
   cl::DeviceMemoryBudget& budget_;

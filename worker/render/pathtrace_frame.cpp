@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
+#include <vector>
 
 namespace tessera {
 
@@ -19,16 +21,29 @@ PtFrameResult render_pathtrace_frame(PathTraceRenderer& renderer, const PtView& 
   }
   const ResolveOptions resolve = PathTraceRenderer::resolve_options(pt, 1.0f);
   PtTileStats& t = frame.totals;
+  std::vector<PtBatchTile> tiles;
+  uint64_t pixels = 0;
   for (uint32_t ty = 0; ty < tiles_y; ++ty)
     for (uint32_t tx = 0; tx < tiles_x; ++tx) {
-      const uint32_t id = ty * tiles_x + tx;
       const TileRect rect{tx * tw, ty * th, std::min(tw, width - tx * tw), std::min(th, height - ty * th)};
-      const PtTileResult r = renderer.render_tile(view, settings, pt, id, rect);
+      tiles.push_back({ty * tiles_x + tx, rect, pixels});
+      pixels += uint64_t(rect.width) * rect.height * view.eye_count;
+    }
+  std::vector<uint32_t> out(pixels);
+  // All tiles at once where the device launches batches; else tile by tile, with progress.
+  const size_t step = renderer.launches_batches() ? tiles.size() : 1;
+  for (size_t first = 0; first < tiles.size(); first += step) {
+    const std::span<const PtBatchTile> part = std::span<const PtBatchTile>(tiles).subspan(first, std::min(step, tiles.size() - first));
+    const std::vector<PtTileStats> stats = renderer.render_tiles(view, settings, pt, part, out);
+    for (size_t k = 0; k < part.size(); ++k) {
+      const PtBatchTile& tile = part[k];
+      const TileRect& rect = tile.rect;
+      const size_t n = size_t(rect.width) * rect.height;
       // Linear pixels of both eyes in one resolve (on a device, one set of kernels and one read).
-      const PtResolved linear = want_linear ? renderer.cache().find(id)->resolve(resolve, true) : PtResolved{};
+      const PtResolved linear = want_linear ? renderer.cache().find(tile.tile_id)->resolve(resolve, true) : PtResolved{};
       for (uint32_t e = 0; e < view.eye_count; ++e) {
         composite_tile(frame.eyes[e], int(rect.x0), int(rect.y0), int(rect.width), int(rect.height),
-                       {reinterpret_cast<const uint8_t*>(r.eyes[e].data()), r.eyes[e].size() * 4});
+                       {reinterpret_cast<const uint8_t*>(out.data() + tile.offset + e * n), n * 4});
         if (want_linear) {
           const std::vector<float>& rgb = linear.linear[e];
           for (uint32_t y = 0; y < rect.height; ++y)
@@ -36,7 +51,7 @@ PtFrameResult render_pathtrace_frame(PathTraceRenderer& renderer, const PtView& 
                         frame.linear[e].pixel(int(rect.x0), int(rect.y0 + y)));
         }
       }
-      const PtTileStats& s = r.stats;
+      const PtTileStats& s = stats[k];
       t.reset |= s.reset;
       t.device_pixel_samples += s.device_pixel_samples;
       t.helper_pixel_samples += s.helper_pixel_samples;
@@ -50,8 +65,9 @@ PtFrameResult render_pathtrace_frame(PathTraceRenderer& renderer, const PtView& 
       t.resolve_ms += s.resolve_ms;
       t.accumulated_spp += s.accumulated_spp * double(rect.width) * rect.height;
       ++frame.tiles;
-      if (progress) progress(frame.tiles, size_t(tiles_x) * tiles_y);
     }
+    if (progress) progress(frame.tiles, tiles.size());
+  }
   t.accumulated_spp /= double(width) * height;
   t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return frame;

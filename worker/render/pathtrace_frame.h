@@ -1,7 +1,7 @@
 #pragma once
 // A whole `pathtrace` frame on this machine (tessera-render, tessera-bench, tests): the image is
-// cut into tiles enumerated row by row, both eyes of each tile rendered by PathTraceRenderer,
-// and the tiles composited per eye. tile_size 0 renders the whole image as one tile, which keeps
+// cut into tiles enumerated row by row, both eyes of each tile rendered by PathTraceRenderer
+// (all tiles as one batch where the device launches batches), and the tiles composited per eye. tile_size 0 renders the whole image as one tile, which keeps
 // every reprojected sample (a tile only exchanges samples between its own two rectangles).
 #include <functional>
 

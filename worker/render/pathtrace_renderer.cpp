@@ -183,6 +183,14 @@ PathTraceParams PathTraceRenderer::kernel_params(const PtView& view, const PathT
   return p;
 }
 
+uint32_t PathTraceRenderer::samples_per_launch(const PathTraceSettings& pt, const TileRect& tile, uint32_t eye_count) const {
+  const uint32_t wanted = pt.launch_samples ? pt.launch_samples : backend_->is_opencl() ? (pt.spp + 1) / 2 : 1u;
+  // Bounded launches: a request for many samples never ties the device up in one long launch.
+  const uint64_t launch_pixels = uint64_t(tile.width) * tile.height * eye_count;
+  const uint32_t bounded = uint32_t(std::max<uint64_t>(1, kMaxLaunchPixelSamples / std::max<uint64_t>(1, launch_pixels)));
+  return std::max(1u, std::min({wanted, pt.spp, bounded}));
+}
+
 PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
                                             uint32_t tile_id, const TileRect& tile, const StopRequested& stop) {
   const auto start = Clock::now();
@@ -225,11 +233,7 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
   };
 
   // Algorithm 4: keep the device busy with launch i + 1 while launch i is merged.
-  const uint32_t wanted = pt.launch_samples ? pt.launch_samples : backend_->is_opencl() ? (pt.spp + 1) / 2 : 1u;
-  // Bounded launches: a request for many samples never ties the device up in one long launch.
-  const uint64_t launch_pixels = uint64_t(tile.width) * tile.height * view.eye_count;
-  const uint32_t bounded = uint32_t(std::max<uint64_t>(1, kMaxLaunchPixelSamples / std::max<uint64_t>(1, launch_pixels)));
-  const uint32_t per_launch = std::max(1u, std::min({wanted, pt.spp, bounded}));
+  const uint32_t per_launch = samples_per_launch(pt, tile, view.eye_count);
   const uint32_t launches = (pt.spp + per_launch - 1) / per_launch;
   PtBatch batches[PathTraceBackend::kSlots];
   auto submit = [&](uint32_t i) {
@@ -285,6 +289,108 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
   stats.accumulated_spp = double(acc.own_samples()) / double(acc.pixels_per_eye() * acc.eye_count());
   stats.ms = ms_since(start);
   return result;
+}
+
+std::vector<PtTileStats> PathTraceRenderer::render_tiles(const PtView& view, const RenderSettings& settings,
+                                                         const PathTraceSettings& pt, std::span<const PtBatchTile> tiles,
+                                                         std::span<uint32_t> out, const StopRequested& stop) {
+  std::vector<PtTileStats> stats(tiles.size());
+  const size_t eyes = view.eye_count;
+  for (const PtBatchTile& t : tiles)
+    if (t.offset > out.size() || eyes * t.rect.width * t.rect.height > out.size() - t.offset)
+      throw Error("pathtrace: a tile's pixels lie outside the batch's output");
+  if (!launches_batches()) {
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      PtTileResult r = render_tile(view, settings, pt, tiles[i].tile_id, tiles[i].rect, stop);
+      for (uint32_t e = 0; e < view.eye_count; ++e)
+        std::copy(r.eyes[e].begin(), r.eyes[e].end(), out.begin() + ptrdiff_t(tiles[i].offset + e * r.eyes[e].size()));
+      stats[i] = r.stats;
+    }
+    return stats;
+  }
+  if (pt.spp == 0) throw Error("pathtrace: spp must be at least 1");
+  // Batches of pairs that render_tile would give the same samples a launch (so that each pair adds
+  // its samples in the same order), each launch bounded as render_tile's, each tile once.
+  std::vector<uint32_t> per_launch(tiles.size());
+  std::vector<size_t> order(tiles.size());
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    per_launch[i] = samples_per_launch(pt, tiles[i].rect, view.eye_count);
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return per_launch[a] < per_launch[b]; });
+  std::vector<size_t> batch;
+  uint64_t batch_pixel_samples = 0;
+  const auto render_and_clear = [&] {
+    if (!batch.empty()) render_batch(view, settings, pt, tiles, batch, per_launch[batch[0]], out, stop, stats);
+    batch.clear();
+    batch_pixel_samples = 0;
+  };
+  for (size_t i : order) {
+    const uint64_t pixel_samples = uint64_t(tiles[i].rect.width) * tiles[i].rect.height * eyes * per_launch[i];
+    const bool joins = !batch.empty() && per_launch[i] == per_launch[batch[0]] &&
+                       batch_pixel_samples + pixel_samples <= kMaxLaunchPixelSamples &&
+                       std::none_of(batch.begin(), batch.end(), [&](size_t j) { return tiles[j].tile_id == tiles[i].tile_id; });
+    if (!joins) render_and_clear();
+    batch.push_back(i);
+    batch_pixel_samples += pixel_samples;
+  }
+  render_and_clear();
+  return stats;
+}
+
+void PathTraceRenderer::render_batch(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
+                                     std::span<const PtBatchTile> tiles, std::span<const size_t> batch, uint32_t per_launch,
+                                     std::span<uint32_t> out, const StopRequested& stop, std::vector<PtTileStats>& stats) {
+  const auto start = Clock::now();
+  PtLaunch base;
+  base.settings = settings;
+  base.left = view.eyes[0];
+  base.right = view.eye_count > 1 ? view.eyes[1] : view.eyes[0];
+  if (view.eye_count > 1 && (base.right.width != base.left.width || base.right.height != base.left.height))
+    throw Error("pathtrace: the eye images differ in size");
+  const AccumulationCache::SumsFactory device_sums = [this](size_t pixels) { return backend_->make_sums(pixels); };
+  std::vector<PtBatchTileWork> work;
+  struct Before {
+    uint64_t reprojected, segments, stopped;
+  };
+  std::vector<Before> before;
+  uint64_t batch_pixels = 0;
+  for (size_t i : batch) base.pt = kernel_params(view, pt, tiles[i].rect);  // checks every tile before any takes samples
+  for (size_t i : batch) {  // (the tile fields of base.pt are the batch kernels' business)
+    const PtBatchTile& t = tiles[i];
+    TileAccumulation& acc =
+        cache_.get(t.tile_id, make_key(view.eyes.data(), view.eye_count, base.pt, settings), t.rect, &stats[i].reset, device_sums);
+    before.push_back({acc.reprojected_samples(), acc.segments(), acc.stopped_samples()});
+    work.push_back({t.rect, acc.device_sums(), acc.take_samples(pt.spp), t.offset});
+    batch_pixels += uint64_t(t.rect.width) * t.rect.height;
+  }
+  PtBatchDone done;
+  try {
+    done = backend_->render_batch(base, work, pt.spp, per_launch, resolve_options(pt, settings.exposure), out, stop);
+  } catch (...) {  // the pairs hold samples half merged, or none of those they took
+    for (size_t i : batch) cache_.erase(tiles[i].tile_id);
+    throw;
+  }
+  const double ms = ms_since(start);
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const PtBatchTile& t = tiles[batch[k]];
+    PtTileStats& s = stats[batch[k]];
+    TileAccumulation& acc = *cache_.find(t.tile_id);
+    for (const PtBatchTotals& totals : done.merged[k]) {
+      acc.count_merged(totals);
+      s.device_pixel_samples += totals.own_samples;
+    }
+    s.reprojected = acc.reprojected_samples() - before[k].reprojected;
+    s.segments = acc.segments() - before[k].segments;
+    s.stopped = acc.stopped_samples() - before[k].stopped;
+    s.median_pixels = done.median_pixels[k];
+    s.accumulated_spp = double(acc.own_samples()) / double(acc.pixels_per_eye() * acc.eye_count());
+    const double part = double(uint64_t(t.rect.width) * t.rect.height) / double(batch_pixels);
+    s.ms = ms * part;
+    s.device_ms = done.kernel_ms * part;
+    s.merge_ms = done.merge_ms * part;
+    s.resolve_ms = done.resolve_ms * part;
+  }
 }
 
 }  // namespace tessera

@@ -15,10 +15,12 @@
 // stay in device memory (device_sums): each launch is merged there by a kernel, helper batches are
 // summed on the host and uploaded once per call, and the tile is resolved there. The accumulation is keyed by
 // (tile id, both cameras, gaze, estimate settings): while a pose and gaze hold, every call adds
-// samples; any change starts the tile afresh.
+// samples; any change starts the tile afresh. render_tiles does the same for many tiles at once,
+// on a GPU in one launch per launch of samples (pathtrace_tile_batch.h).
 #include <array>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,14 @@ struct PtTileResult {
   PtTileStats stats;
 };
 
+// A tile pair of render_tiles: the tile's id and rectangle (the same in both eyes), and where its
+// pixels go in the output: eye 0's tile rows from `offset` on, then eye 1's.
+struct PtBatchTile {
+  uint32_t tile_id = 0;
+  TileRect rect;
+  uint64_t offset = 0;
+};
+
 struct PathTraceRendererOptions {
   RendererOptions device;    // main device: auto | gpu | cpu | <index> | host, memory limit, host threads
   unsigned cpu_threads = 0;  // CPU helper threads beside the main device (--cpu-threads)
@@ -129,6 +139,18 @@ class PathTraceRenderer {
                            uint32_t tile_id, const TileRect& tile, const StopRequested& stop = {});
   static constexpr uint64_t kMaxLaunchPixelSamples = uint64_t(1) << 22;
 
+  // render_tile for every pair of `tiles`, their pixels written to `out` at each pair's offset.
+  // Where the device launches batches (launches_batches()) the pairs are traced together, one
+  // launch a launch's worth of samples (bounded as render_tile's), and read back once; the pixels
+  // and the accumulations are render_tile's. Times in the stats are the batch's, shared out by
+  // pixels. Throws RenderCanceled when `stop` says so (the unfinished pairs' accumulations dropped).
+  std::vector<PtTileStats> render_tiles(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
+                                        std::span<const PtBatchTile> tiles, std::span<uint32_t> out,
+                                        const StopRequested& stop = {});
+  // An OpenCL device on the GPU code path, sums on the device and no CPU helpers (whose samples
+  // join tile by tile): render_tiles launches batches. Elsewhere it goes tile by tile.
+  bool launches_batches() const { return sums_on_device() && options_.cpu_threads == 0 && backend_->launches_batches(); }
+
   // The tiles' accumulations (tests, ground truth in linear radiance, dropping tiles a worker lost).
   AccumulationCache& cache() { return cache_; }
   static ResolveOptions resolve_options(const PathTraceSettings& pt, float exposure);
@@ -136,6 +158,15 @@ class PathTraceRenderer {
   static PathTraceParams kernel_params(const PtView& view, const PathTraceSettings& pt, const TileRect& tile);
 
  private:
+  // Samples a launch of `tile` traces: pt.launch_samples (or its default), bounded so that one
+  // launch of the tile stays under kMaxLaunchPixelSamples.
+  uint32_t samples_per_launch(const PathTraceSettings& pt, const TileRect& tile, uint32_t eye_count) const;
+  // One batch of render_tiles: pairs taking the same samples a launch, at most
+  // kMaxLaunchPixelSamples a launch, each tile id once.
+  void render_batch(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
+                    std::span<const PtBatchTile> tiles, std::span<const size_t> batch, uint32_t per_launch,
+                    std::span<uint32_t> out, const StopRequested& stop, std::vector<PtTileStats>& stats);
+
   const PackedScene& scene_;
   PathTraceRendererOptions options_;
   std::unique_ptr<PathTraceBackend> backend_;

@@ -1,0 +1,44 @@
+#pragma once
+// `pathtrace` tile pairs rendered as one batch on an OpenCL device (the GPU code path): a launch
+// traces its samples of every pixel of both eyes of every pair in one pair of kernels
+// (pathtrace_primary_tiles, pathtrace_paths_tiles) over a tile list in device memory, and each
+// pair's part is added to that pair's sums (PtDeviceSums); at the end every pair is resolved into
+// one buffer that comes back in one read. Each pair's samples are the ones render_tile traces for
+// it alone, added in the same order (reprojected samples, added atomically, excepted), so a tile
+// gives the same pixels either way.
+#include <span>
+
+#include "common/cl/device.h"
+#include "common/cl/device_memory.h"
+#include "common/cl/kernel.h"
+#include "common/cl/program.h"
+#include "worker/render/device_scene.h"
+#include "worker/render/pathtrace_backend.h"
+#include "worker/render/pathtrace_device_sums.h"
+
+namespace tessera {
+
+class PathTraceTileBatch {
+ public:
+  // program: kernels/device/opencl/pathtrace.cl built for `device`. All must outlive this.
+  PathTraceTileBatch(const cl::Device& device, cl::DeviceMemoryBudget& budget, const DeviceScene& scene,
+                     const cl::Program& program, PathTraceDeviceAccumulator& accumulator);
+
+  // PathTraceBackend::render_batch.
+  PtBatchDone render(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp, uint32_t per_launch,
+                     const ResolveOptions& resolve, std::span<uint32_t> out, const StopRequested& stop);
+
+ private:
+  cl_uint set_common_args(cl::Kernel& kernel, const PtLaunch& base, cl_uint tile_count, cl_uint rows_per_tile,
+                          cl_uint sample);
+
+  const cl::Device& device_;
+  cl::DeviceMemoryBudget& budget_;
+  const DeviceScene& scene_;
+  PathTraceDeviceAccumulator& accumulator_;
+  cl::Kernel primary_, paths_;
+  // Reused from batch to batch: the tile list, one launch's output, the resolve's, the counters.
+  cl::Buffer tiles_, own_, reproj_, primaries_, mean_, linear_, rgba_, partials_;
+};
+
+}  // namespace tessera
