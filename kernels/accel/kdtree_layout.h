@@ -26,9 +26,12 @@
  * addressed explicitly:
  *     word0 bits 4-6   delta - 1: the child above the plane is at below + delta, delta 1..8
  *     word0 bits 7-31  index of the child below the plane (25 bits)
- * An inner child that does not fit in its parent's block heads a block of its own; leaves fill
- * the gaps. The root is node 0. The traversal keeps the last block it loaded in registers
- * (kd_load_node, TS_KD_NODE_CACHE), so a step to a node of the same block costs no memory access. */
+ * A node's reference slot still follows it, in the same block. An inner child that does not fit in
+ * its parent's block heads a block of its own; leaves fill the gaps, and unused slots hold empty
+ * leaves. The root is node 0. The traversal keeps the last block it loaded in registers
+ * (kd_load_node, TS_KD_NODE_CACHE), so a step to a node of the same block costs no memory access.
+ * On Crytek Sponza half of the inner nodes have both children in their own block (70 % with
+ * 64-byte blocks), for 18 % (26 %) more node bytes than depth-first. */
 #ifndef TESSERA_KERNELS_ACCEL_KDTREE_LAYOUT_H
 #define TESSERA_KERNELS_ACCEL_KDTREE_LAYOUT_H
 #include "kernels/base/compat.h"
