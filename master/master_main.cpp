@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
       "tessera-master"};
   std::string mode = "raytrace", size = "1024x1024", schedule = "static";
   std::string balance = "even", poses = "orbit", out, stats, compression = "auto", tile = "auto", inflight = "auto";
+  std::string tile_order = "cost", reissue = "on";
   unsigned pipeline = 1, max_depth = 6, light_samples = 4, orbit_frames = 0;
   size_t frames = 0;
   int zstd_level = 1;
@@ -84,6 +85,12 @@ int main(int argc, char** argv) {
   app.add_option("--inflight", inflight, "dynamic: tiles in flight per worker (1..64), or auto: enough that each worker "
                                          "renders on while finished tiles travel (measured)")
       ->capture_default_str();
+  app.add_option("--tile-order", tile_order, "dynamic: cost (the costliest tiles first, by their last render times, so the "
+                                             "cheap ones fill the frame's end) | rows")
+      ->capture_default_str()->check(CLI::IsMember({"cost", "rows"}));
+  app.add_option("--reissue", reissue, "dynamic: at a frame's end, also give a worker that would idle a copy of a tile "
+                                       "another still holds when it would have it back sooner; the first copy counts (on | off)")
+      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   app.add_option("--balance", balance, "static: even shares, or shares by each worker's measured speed (measured)")
       ->capture_default_str()->check(CLI::IsMember({"even", "measured"}));
   app.add_option("--pipeline", pipeline, "Frames in flight: 2 sends the next frame's tiles before this frame's are all back")
@@ -196,6 +203,8 @@ int main(int argc, char** argv) {
     options.policy.schedule = schedule == "static" ? master::Schedule::static_split : master::Schedule::dynamic;
     options.policy.inflight = inflight_depth;
     options.inflight_auto = inflight == "auto";
+    options.policy.cost_order = tile_order == "cost";
+    options.policy.reissue = reissue == "on";
     options.policy.balance = balance == "measured" ? master::Balance::measured : master::Balance::even;
     options.pipeline = pipeline;
     options.frames = frames;

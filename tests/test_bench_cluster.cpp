@@ -1,6 +1,7 @@
 // deploy/bench-cluster on a small scene: the efficiency and its three factors (work ratio, balance,
 // busy share) in results.csv and the tables, and over the emulated Wi-Fi link (where this machine
-// lets it be set up) tiles go compressed: the master must not take the link for loopback.
+// lets it be set up) tiles go compressed: the master must not take the link for loopback. The
+// workers' compute budgets: placement by CPU topology, and the quota at work where cgroups allow.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -100,6 +101,82 @@ TEST(BenchCluster, TilesCrossTheEmulatedLinkCompressed) {
     else
       EXPECT_GT(kb, 24.0);  // loopback: raw, as --compression auto chooses there
   }
+}
+
+// deploy/lib/cpu-budget.sh on made-up topologies: 16 workers get one thread of a physical core each
+// (hyperthread siblings idle), core 0 is kept for the master and the relay, and workers that must
+// share a core get budgets that add up to at most one.
+TEST(BenchCluster, WorkersGetOneThreadOfAPhysicalCoreAndBudgetsThatFit) {
+  TempDir dir("bench_cluster_topology");
+  const std::string script = R"sh(set -euo pipefail
+make_cpus() { # DIR CORES THREADS: thread t of core c is cpu c + t * CORES, as Linux numbers them
+  local d="$1" n="$2" t="$3" c k j sib
+  mkdir -p "$d"; echo "0-$((n * t - 1))" >"$d/online"
+  for ((c = 0; c < n; c++)); do for ((k = 0; k < t; k++)); do
+    sib=""; for ((j = 0; j < t; j++)); do sib+="${sib:+,}$((c + j * n))"; done
+    mkdir -p "$d/cpu$((c + k * n))/topology"
+    echo "$sib" >"$d/cpu$((c + k * n))/topology/thread_siblings_list"
+    echo 0 >"$d/cpu$((c + k * n))/topology/physical_package_id"
+  done; done
+}
+source "$1/deploy/lib/cpu-budget.sh"
+make_cpus "$2/ht" 8 2
+make_cpus "$2/flat" 16 1
+for topo in ht flat; do
+  BUDGET_SYSFS_CPU="$2/$topo" BUDGET_ALLOWED=0-15 budget_place 16 1 auto auto
+  echo "$topo pct=$BUDGET_PCT per_core=$BUDGET_PER_CORE workers=$(IFS=' '; echo "${BUDGET_WORKER_CPUS[*]}") master16=$(budget_master_cpus 16 1) master4=$(budget_master_cpus 4 1)"
+done
+BUDGET_SYSFS_CPU="$2/flat" BUDGET_ALLOWED=0-15 budget_place 8 1 0 auto
+echo "flat8 pct=$BUDGET_PCT per_core=$BUDGET_PER_CORE master8=$(budget_master_cpus 8 1)"
+BUDGET_SYSFS_CPU="$2/ht" BUDGET_ALLOWED=0-15 budget_place 16 1 auto 50 || echo "refused: $BUDGET_WHY"
+)sh";
+  testing::write_text(dir / "placement.sh", script);
+  const auto r = testing::run_command("bash " + (dir / "placement.sh").string() + " " + testing::source_dir().string() + " " +
+                                      dir.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // 8 cores x 2 threads: core 0 (threads 0 and 8) for the master, 7 cores for 16 workers, 3 a core.
+  EXPECT_NE(r.output.find("ht pct=31 per_core=3 workers=1 2 3 4 5 6 7 1 2 3 4 5 6 7 1 2 master16=0,8 "
+                          "master4=0,8,5,13,6,14,7,15\n"),
+            std::string::npos)
+      << r.output;
+  // 16 cores: 15 for 16 workers, 2 on core 1.
+  EXPECT_NE(r.output.find("flat pct=47 per_core=2 workers=1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 1 master16=0 "
+                          "master4=0,5,6,7,8,9,10,11,12,13,14,15\n"),
+            std::string::npos)
+      << r.output;
+  // No core kept: 8 workers alone on a core each, the whole core's time; the master beside them on the rest.
+  EXPECT_NE(r.output.find("flat8 pct=100 per_core=1 master8=8,9,10,11,12,13,14,15\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("refused: --cpu-budget 50: 3 workers share each core at S=16 (7 for workers), so at most 33"),
+            std::string::npos)
+      << r.output;
+}
+
+// A quota below one thread's time is what the workers run under: the kernel reports them throttled,
+// and the results say so.
+TEST(BenchCluster, TheCpuBudgetThrottlesTheWorkers) {
+  if (::geteuid() != 0) GTEST_SKIP() << "cgroups need root";
+  TempDir dir("bench_cluster_budget");
+  const auto out = dir / "results";
+  const auto r = testing::run_command("TESSERA_BUILD_DIR=" + testing::binary_dir().string() + " " +
+                                      (testing::source_dir() / "deploy/bench-cluster").string() + " --scene cornell=" +
+                                      testing::cornell_tpk().string() +
+                                      " --workers 1,2 --net none --schedules dynamic --tiles 64 --size 256x256 --frames 3"
+                                      " --cpu-budget 30 --master-cores 0 --no-plots --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string network = read_file_text(out / "network.txt");
+  if (network.find("NOT emulated: worker CPU budget") != std::string::npos) GTEST_SKIP() << "no cgroup cpu controller here: " << network;
+  EXPECT_NE(network.find("worker CPU budget 30% of a hardware thread"), std::string::npos) << network;
+  EXPECT_NE(read_file_text(out / "tables.md").find("worker CPU budget 30%"), std::string::npos);
+  const auto at = network.find("worker cgroups throttled: ");
+  ASSERT_NE(at, std::string::npos) << network;
+  EXPECT_GT(std::stod(network.substr(at + 26)), 0.0) << network;
+  EXPECT_EQ(read_rows(out / "results.csv").size(), 2u);
+  // The cgroups are gone afterwards.
+  const auto path = network.find("; /sys/fs/cgroup/", at);
+  ASSERT_NE(path, std::string::npos) << network;
+  const std::string cgroup = network.substr(path + 2, network.find(", removed", path) - path - 2);
+  EXPECT_NE(cgroup.find("tessera-bench-"), std::string::npos) << cgroup;
+  EXPECT_FALSE(std::filesystem::exists(cgroup)) << cgroup;
 }
 
 }  // namespace

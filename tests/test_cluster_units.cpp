@@ -251,10 +251,12 @@ TEST(TileScheduler, InflightChangesTakeEffectAtOnceAndAutoTilesBalance) {
   EXPECT_EQ(out.given[0].size(), given + 3);
   s.set_inflight(0);
   EXPECT_EQ(s.inflight(), 1u);
-  // The largest of 256..32 that still gives each worker 8 tiles a frame.
+  // The largest of 256..32 that still gives each worker 8 tiles a frame, from 4 workers on 2 x S.
   EXPECT_EQ(master::auto_tile_size(1024, 1024, true, 2), 256u);
   EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 1), 256u);
   EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 4), 128u);
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 8), 64u);   // 256 tiles: 32 a worker
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 16), 32u);  // 1024 tiles: 64 a worker (64 px: only 16)
   EXPECT_EQ(master::auto_tile_size(256, 256, false, 2), 64u);
   EXPECT_EQ(master::auto_tile_size(96, 64, false, 2), 32u);
   // Pathtrace: fewer, larger tiles (pairs reproject only within themselves, are resolved one by one).

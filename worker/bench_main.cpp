@@ -8,6 +8,7 @@
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
+#include "common/scene/kd_blocked_layout.h"
 #include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
 #include "worker/bench/seal_bench.h"
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
   bench::SealCommand seal(app);
   if (const auto done = cli::parse(app, argc, argv)) return *done;
   try {
+    kd_node_layout_from_environment();  // a bad TESSERA_KD_LAYOUT is refused before any scene loads
     if (pathtrace.parsed()) return pathtrace.run();
     if (seal.parsed()) return seal.run();
     if (vct->parsed()) {

@@ -10,6 +10,7 @@
 #include "common/cl/device.h"
 #include "common/cl/program_cache.h"
 #include "common/cl/source_resolver.h"
+#include "common/scene/kd_blocked_layout.h"
 
 namespace tessera::cl {
 namespace {
@@ -108,6 +109,9 @@ Program build(const Device& device, const ResolvedSource& source, std::string_vi
   BuildReport report;
   report.options = final_build_options(with_environment_options(user_options));
   if (uses_cpu_paths(device)) report.options += " -D TS_DEVICE_CPU=1";
+  // The kd-tree node layout DeviceScene uploads (TESSERA_KD_LAYOUT), so kernel and buffer agree.
+  if (const std::string layout = kd_node_layout_from_environment().build_options(); !layout.empty())
+    report.options += " " + layout;
   // Divisions and square roots rounded as on the host: without it NVIDIA's OpenCL divides to within
   // 2.5 ulp and its primary hits differ from the host's in some pixels (tessera-bench rays
   // hits_xxh64); with it they are bit-identical. TESSERA_CL_DIVIDE=fast leaves the device's default.

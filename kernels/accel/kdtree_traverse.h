@@ -323,6 +323,7 @@ TS_FN void kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 i
 TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin, float tmax, int any_hit,
                       Hit* hit) {
   KdStack stack;
+  KdNodeCache node_cache;
   uint sp = 0u;
   TS_GLOBAL const uint* nodes = scene->kd_nodes;
   TS_GLOBAL const uint* leaf_refs = scene->kd_leaf_refs;
@@ -340,9 +341,10 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
   ray = triangle_ray_setup(org, dir);
   inv_dir = kd_inverse_direction(dir);
   kd_stack_init(&stack, scene);
+  kd_node_cache_init(&node_cache);
 
   for (;;) {
-    uint2 words = ts_load_uint2(nodes, node); /* one 8-byte load per node */
+    uint2 words = kd_load_node(&node_cache, nodes, node); /* one 8-byte load, or its block */
     uint kind = kd_node_kind(words.x);
     /* Inner nodes without triangles first, until this ray reaches a node with some: the lanes of a
      * SIMD group then enter their triangle tests together instead of taking turns (Aila and Laine
@@ -354,7 +356,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       } else if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) {
         return found;
       }
-      words = ts_load_uint2(nodes, node);
+      words = kd_load_node(&node_cache, nodes, node);
       kind = kd_node_kind(words.x);
     }
     {

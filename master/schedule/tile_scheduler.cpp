@@ -5,7 +5,8 @@
 namespace tessera::master {
 
 uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool pathtrace) {
-  const uint64_t wanted = (pathtrace ? 4 : 8) * std::max<uint64_t>(1, workers);
+  const uint64_t s = std::max<uint64_t>(1, workers);
+  const uint64_t wanted = (pathtrace ? 4 : std::max<uint64_t>(8, 2 * s)) * s;
   for (uint32_t tile = 256; tile > 32; tile /= 2) {
     const uint64_t tiles = uint64_t((width + tile - 1) / tile) * ((height + tile - 1) / tile) * (stereo ? 2 : 1);
     if (tiles >= wanted) return tile;
@@ -32,15 +33,23 @@ uint32_t TileScheduler::remove_worker(int worker) {
   uint32_t taken = 0;
   for (auto& [id, frame] : frames_) {
     frame.requested.erase(worker);  // a rejoined worker gets the frame anew
+    frame.moot.erase(worker);
     std::vector<uint32_t> back;
-    for (uint32_t t = 0; t < frame.count; ++t)
-      if (frame.holder[t] == worker) {
+    for (uint32_t t = 0; t < frame.count; ++t) {
+      if (frame.copy[t] == worker) frame.copy[t] = -1;
+      if (frame.holder[t] != worker) continue;
+      ++taken;
+      ++frame.reassigned;
+      if (frame.copy[t] >= 0) {  // its copy's holder keeps it
+        frame.holder[t] = frame.copy[t];
+        frame.order[t] = frame.copy_order[t];
+        frame.copy[t] = -1;
+      } else {
         frame.holder[t] = -1;
         back.push_back(t);
       }
+    }
     frame.pending.insert(frame.pending.begin(), back.begin(), back.end());  // first in line, in row order
-    frame.reassigned += uint32_t(back.size());
-    taken += uint32_t(back.size());
   }
   place_pending();
   return taken;
@@ -56,14 +65,21 @@ void TileScheduler::open_frame(uint64_t id, uint32_t tile_count, std::set<int> e
   frame.excluded = std::move(excluded);
   frame.count = tile_count;
   frame.holder.assign(tile_count, -1);
+  frame.copy.assign(tile_count, -1);
+  frame.order.assign(tile_count, 0);
+  frame.copy_order.assign(tile_count, 0);
   frame.done.assign(tile_count, 0);
+  frame.copied.assign(tile_count, 0);
   for (uint32_t t = 0; t < tile_count; ++t) frame.pending.push_back(t);
+  if (policy_.schedule == Schedule::dynamic && policy_.cost_order && costs_known_ > 0)
+    std::stable_sort(frame.pending.begin(), frame.pending.end(), [&](uint32_t a, uint32_t b) { return cost(a) > cost(b); });
   place_pending();
 }
 
 void TileScheduler::take(Batch& batch, int worker, uint64_t id, uint32_t tile) {
   Frame& frame = frames_[id];
   frame.holder[tile] = worker;
+  frame.order[tile] = ++sequence_;
   frame.assigned++;
   workers_[worker].outstanding++;
   batch[{worker, id}].push_back(tile);
@@ -140,8 +156,106 @@ void TileScheduler::place_pending() {
         progress = true;
       }
     }
+    reissue_tail(batch);
   }
   send(batch);
+}
+
+double TileScheduler::cost(uint32_t tile) const {
+  if (tile < cost_ms_.size() && cost_ms_[tile] > 0) return cost_ms_[tile];
+  return costs_known_ ? cost_sum_ / costs_known_ : 0.0;
+}
+
+double TileScheduler::slowness(int worker) const {
+  double sum = 0;
+  int n = 0;
+  for (const auto& [index, w] : workers_)
+    if (w.ready && w.speed > 0) {
+      sum += w.speed;
+      ++n;
+    }
+  const auto it = workers_.find(worker);
+  if (it == workers_.end() || it->second.speed <= 0 || n == 0) return 1.0;
+  return (sum / n) / it->second.speed;
+}
+
+void TileScheduler::record_cost(int worker, uint32_t tile, double ms) {
+  if (!(ms > 0)) return;
+  ms /= slowness(worker);  // as an average worker would take
+  if (tile >= cost_ms_.size()) cost_ms_.resize(size_t(tile) + 1, 0.0);
+  if (cost_ms_[tile] > 0)
+    cost_sum_ -= cost_ms_[tile];
+  else
+    ++costs_known_;
+  cost_ms_[tile] = ms;
+  cost_sum_ += ms;
+}
+
+// At the frames' end, with no tile left to hand out, workers that would idle take copies of the
+// tiles whose holders would return them last, as long as (by the predicted times) the copy would be
+// back sooner: its new holder's queue, the round trip and its render time against the old holder's
+// queue up to and including the tile.
+void TileScheduler::reissue_tail(Batch& batch) {
+  // Pathtrace (tile affinity) accumulates a tile's samples on its worker: a copy elsewhere would not have them.
+  if (!policy_.reissue || policy_.tile_affinity || costs_known_ == 0) return;
+  for (const auto& [id, frame] : frames_)
+    if (!frame.pending.empty()) return;
+  // Each ready worker's held tiles in the order it got them, as predicted render times.
+  struct Held {
+    uint64_t order;
+    double ms;
+  };
+  std::map<int, std::vector<Held>> queue;
+  for (const auto& [index, w] : workers_)
+    if (w.ready) queue[index];
+  if (queue.size() < 2) return;
+  for (const auto& [id, frame] : frames_)
+    for (uint32_t t = 0; t < frame.count; ++t) {
+      if (frame.done[t]) continue;
+      if (queue.contains(frame.holder[t])) queue[frame.holder[t]].push_back({frame.order[t], cost(t) * slowness(frame.holder[t])});
+      if (queue.contains(frame.copy[t])) queue[frame.copy[t]].push_back({frame.copy_order[t], cost(t) * slowness(frame.copy[t])});
+    }
+  std::map<int, double> left;  // predicted time until a worker has rendered all it holds
+  for (auto& [index, held] : queue) {
+    std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.order < b.order; });
+    double sum = 0;
+    for (Held& h : held) h.ms = sum += h.ms;  // now: the time until this one is done
+    left[index] = sum;
+  }
+  // The candidates: tiles without a copy, by when their holders would have them done, latest first.
+  struct Candidate {
+    double ready_ms;
+    uint64_t frame;
+    uint32_t tile;
+    int holder;
+  };
+  std::vector<Candidate> candidates;
+  for (const auto& [id, frame] : frames_)
+    for (uint32_t t = 0; t < frame.count; ++t) {
+      if (frame.done[t] || frame.copy[t] >= 0 || frame.copied[t] || !queue.contains(frame.holder[t])) continue;
+      const auto& held = queue[frame.holder[t]];
+      const auto at = std::lower_bound(held.begin(), held.end(), frame.order[t], [](const Held& h, uint64_t o) { return h.order < o; });
+      if (at != held.end()) candidates.push_back({at->ms, id, t, frame.holder[t]});
+    }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.ready_ms > b.ready_ms; });
+  for (const Candidate& c : candidates) {
+    Frame& frame = frames_[c.frame];
+    int thief = -1;
+    for (const auto& [index, w] : workers_)
+      if (w.ready && w.outstanding < policy_.inflight && index != c.holder && !frame.excluded.contains(index) &&
+          (thief < 0 || left[index] < left[thief]))
+        thief = index;
+    if (thief < 0) continue;
+    const double back_ms = left[thief] + round_trip_ms_ + cost(c.tile) * slowness(thief);
+    if (back_ms >= c.ready_ms) break;  // later candidates are due sooner still
+    frame.copy[c.tile] = thief;
+    frame.copy_order[c.tile] = ++sequence_;
+    frame.copied[c.tile] = 1;
+    frame.reissued++;
+    workers_[thief].outstanding++;
+    batch[{thief, c.frame}].push_back(c.tile);
+    left[thief] = back_ms - round_trip_ms_;
+  }
 }
 
 std::deque<uint32_t>::iterator TileScheduler::pick(std::deque<uint32_t>& pending, int worker) {
@@ -165,9 +279,13 @@ TileScheduler::Receipt TileScheduler::tile_done(int worker, uint64_t id, uint32_
   frame.done[tile] = 1;
   const int holder = frame.holder[tile];
   if (holder >= 0) {
-    auto& h = workers_[holder];
-    if (h.outstanding) h.outstanding--;
-    frame.holder[tile] = -1;
+    for (const int h : {holder, frame.copy[tile]}) {
+      if (h < 0) continue;
+      auto& w = workers_[h];
+      if (w.outstanding) w.outstanding--;
+      if (h != worker) frame.moot.insert(h);  // it may render its copy still; the frame's close cancels it
+    }
+    frame.holder[tile] = frame.copy[tile] = -1;
   } else {
     frame.pending.erase(std::remove(frame.pending.begin(), frame.pending.end(), tile), frame.pending.end());
   }
@@ -181,6 +299,9 @@ void TileScheduler::set_policy(SchedulerPolicy policy) {
   policy_ = policy;
   policy_.inflight = std::max(1u, policy_.inflight);
   last_owner_.clear();  // tile ids change with the tile size
+  cost_ms_.clear();
+  cost_sum_ = 0;
+  costs_known_ = 0;
 }
 
 void TileScheduler::close_frame(uint64_t id) {
@@ -189,6 +310,9 @@ void TileScheduler::close_frame(uint64_t id) {
   std::map<int, uint32_t> held;
   for (int holder : it->second.holder)
     if (holder >= 0) held[holder]++;
+  for (int holder : it->second.copy)
+    if (holder >= 0) held[holder]++;
+  for (int worker : it->second.moot) held[worker];  // nothing outstanding, but maybe rendering a discarded copy
   frames_.erase(it);
   for (const auto& [worker, count] : held) {
     auto& w = workers_[worker];
@@ -222,6 +346,16 @@ uint32_t TileScheduler::assignments(uint64_t id) const {
 uint32_t TileScheduler::reassigned(uint64_t id) const {
   const auto it = frames_.find(id);
   return it == frames_.end() ? 0 : it->second.reassigned;
+}
+
+uint32_t TileScheduler::reissued(uint64_t id) const {
+  const auto it = frames_.find(id);
+  return it == frames_.end() ? 0 : it->second.reissued;
+}
+
+bool TileScheduler::was_reissued(uint64_t id, uint32_t tile) const {
+  const auto it = frames_.find(id);
+  return it != frames_.end() && tile < it->second.count && it->second.copied[tile];
 }
 
 void TileScheduler::release() {

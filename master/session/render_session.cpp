@@ -393,7 +393,10 @@ void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wir
     // went to next: not a duplicate the workers sent, the first copy counts.
     const bool reassigned_copy = !frame.assembler->composited(tile.tile_id()) &&
                                  frame.assembler->owners()[tile.tile_id()] != worker;
-    if (!reassigned_copy) frame.record.duplicates++;
+    // A tile copied at the frame's tail: the later of its two copies is expected, and discarded.
+    const uint32_t n = frame.assembler->grid().tiles_per_eye();
+    const bool reissued_copy = scheduler_.was_reissued(tile.frame_id(), tile_pairs_ ? tile.tile_id() % n : tile.tile_id());
+    if (!reassigned_copy && !reissued_copy) frame.record.duplicates++;
     return;
   }
   try {
@@ -412,6 +415,7 @@ void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wir
   const uint32_t n = frame.assembler->grid().tiles_per_eye();
   const uint32_t unit = tile_pairs_ ? tile.tile_id() % n : tile.tile_id();
   if (tile.batch_tiles() > 0) {  // a pathtrace pair's times are on its left eye's result
+    scheduler_.record_cost(worker, unit, tile.render_us() / 1000.0);
     StageTimes t;
     t.queue = tile.queue_us() / 1000.0;
     t.device = tile.device_us() / 1000.0;
@@ -422,8 +426,10 @@ void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wir
     per_worker.stages.add(t);
     frame.timed_tiles++;
     frame.batches[size_t(worker)] += 1.0 / tile.batch_tiles();
-    // What the link and the codec cost, for --compression auto and --inflight auto.
-    if (t.wire > 0) {
+    // What the link and the codec cost, for --compression auto and --inflight auto. A tile copied
+    // at the frame's tail went out twice: which copy this is, and so its wire time, is not known.
+    const bool timed = !scheduler_.was_reissued(tile.frame_id(), unit);
+    if (timed && t.wire > 0) {
       const double bytes_per_ms = double(wire_bytes) / t.wire;
       w.link_bytes_per_ms = w.link_bytes_per_ms > 0 ? 0.8 * w.link_bytes_per_ms + 0.2 * bytes_per_ms : bytes_per_ms;
     }
@@ -436,7 +442,11 @@ void RenderSession::handle_tile(int worker, wire::TileResult& tile, uint64_t wir
     // A tile's trip besides rendering (encode, both directions on the wire), in tiles' render times.
     const double per_tile_ms = std::max(0.05, tile.render_us() / 1000.0);
     const double trip = t.wire + t.encode;
-    w.rtt_tiles = w.rtt_tiles > 0 ? 0.8 * w.rtt_tiles + 0.2 * (trip / per_tile_ms) : trip / per_tile_ms;
+    if (timed) {
+      w.rtt_tiles = w.rtt_tiles > 0 ? 0.8 * w.rtt_tiles + 0.2 * (trip / per_tile_ms) : trip / per_tile_ms;
+      round_trip_ms_ = round_trip_ms_ > 0 ? 0.9 * round_trip_ms_ + 0.1 * trip : trip;
+      scheduler_.set_round_trip_ms(round_trip_ms_);
+    }
   }
   // Decoded and composited on the pool; the tile counts once that is done (handle_composited).
   auto assembler = frame.assembler;
@@ -532,6 +542,7 @@ void RenderSession::finish_frame(uint64_t frame_id) {
   record.samples_per_pixel = frame.pixel_samples / (double(grid.width()) * grid.height() * grid.eyes());
   record.assignments = scheduler_.assignments(frame_id);
   record.reassigned = scheduler_.reassigned(frame_id);
+  record.reissued = scheduler_.reissued(frame_id);
   record.frame_ms = ms_between(frame.opened, now);
   record.latency_ms = ms_between(frame.pose.acquired, now);
   record.completed_s = ms_between(started_, now) / 1000.0;
@@ -587,6 +598,7 @@ void RenderSession::abandon_frame(uint64_t frame_id, const std::string& why, boo
   record.tiles_received = units_received(*frame.assembler);
   record.assignments = scheduler_.assignments(frame_id);
   record.reassigned = scheduler_.reassigned(frame_id);
+  record.reissued = scheduler_.reissued(frame_id);
   record.frame_ms = ms_between(frame.opened, Clock::now());
   record.note = why;
   const std::string text = "frame " + std::to_string(frame.index) + " skipped, not written: " + why + " (" +

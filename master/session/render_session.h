@@ -116,6 +116,7 @@ class RenderSession final : private ScheduleOutput {
   std::unique_ptr<ProgressBar> status_;
   SessionObserver* observer_ = nullptr;
   uint64_t superseded_ = 0;  // refinement frames cancelled for a newer pose
+  double round_trip_ms_ = 0;  // a tile's trip besides rendering, all workers (moving average)
 };
 
 }  // namespace tessera::master

@@ -217,6 +217,7 @@ nlohmann::json to_json(const FrameRecord& r, const std::vector<std::string>& nam
           {"complete", r.complete}, {"superseded", r.superseded},   {"frame_ms", r.frame_ms},     {"latency_ms", r.latency_ms}, {"completed_s", r.completed_s},
           {"tiles", r.tiles},         {"tiles_received", r.tiles_received},
           {"assignments", r.assignments}, {"reassigned", r.reassigned}, {"duplicates", r.duplicates},
+          {"reissued", r.reissued},
           {"wire_bytes", r.wire_bytes}, {"pixel_bytes", r.pixel_bytes}, {"samples_per_pixel", r.samples_per_pixel},
           {"stages_ms", stages_json(r.stages)}, {"workers", workers},
           {"note", r.note}, {"live", r.live ? live_json(*r.live) : nlohmann::json(nullptr)}};
@@ -231,7 +232,7 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
   } else {
     std::ostringstream csv;
     csv << "index,frame_id,pose_time,complete,frame_ms,latency_ms,tiles,tiles_received,assignments,reassigned,duplicates,"
-           "wire_bytes,pixel_bytes,samples_per_pixel";
+           "reissued,wire_bytes,pixel_bytes,samples_per_pixel";
     for (const auto& stage : StageTimes::names()) csv << ',' << stage << "_ms";
     for (size_t i = 0; i < summary.worker_names.size(); ++i) {
       csv << ",w" << i << "_tiles,w" << i << "_busy_ms,w" << i << "_cpu_ms,w" << i << "_bytes,w" << i << "_batches";
@@ -243,7 +244,7 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
     for (const auto& r : records) {
       csv << r.index << ',' << r.frame_id << ',' << r.pose_time << ',' << (r.complete ? 1 : 0) << ',' << r.frame_ms << ','
           << r.latency_ms << ',' << r.tiles << ',' << r.tiles_received << ',' << r.assignments << ',' << r.reassigned << ','
-          << r.duplicates << ',' << r.wire_bytes << ',' << r.pixel_bytes << ',' << r.samples_per_pixel;
+          << r.duplicates << ',' << r.reissued << ',' << r.wire_bytes << ',' << r.pixel_bytes << ',' << r.samples_per_pixel;
       for (double v : r.stages.values()) csv << ',' << v;
       for (size_t i = 0; i < summary.worker_names.size(); ++i) {
         const WorkerFrameStats w = i < r.workers.size() ? r.workers[i] : WorkerFrameStats{};

@@ -67,6 +67,7 @@ struct FrameRecord {
   double latency_ms = 0;   // pose acquired -> last tile composited
   double completed_s = 0;  // when it completed, seconds since the first frame opened
   uint32_t tiles = 0, tiles_received = 0, assignments = 0, reassigned = 0, duplicates = 0;
+  uint32_t reissued = 0;     // dynamic: tile copies given at the frame's tail (the later copy back is discarded)
   uint64_t wire_bytes = 0;   // tile messages, all workers
   uint64_t pixel_bytes = 0;  // the same tiles uncompressed
   double samples_per_pixel = 0;  // pathtrace: mean accumulated samples per pixel and eye (0 in other modes)

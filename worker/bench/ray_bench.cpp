@@ -123,6 +123,12 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   result.device = device.info().name + " (" + device.info().platform_name + ")";
   cl::DeviceMemoryBudget budget(device);
   const DeviceScene device_scene(device, budget, scene);
+  result.kd_layout = device_scene.kd_layout().name();
+  result.mesh_tree_bytes_per_triangle = double(device_scene.mesh_tree_bytes()) / scene.triangle_count();
+  char layout[96];
+  std::snprintf(layout, sizeof layout, ", kd nodes %s (mesh + kd-tree %.1f B/tri on the device)", result.kd_layout.c_str(),
+                result.mesh_tree_bytes_per_triangle);
+  result.configuration += layout;
   const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl");
   // Compiler output, e.g. register counts with TESSERA_CL_OPTIONS=-cl-nv-verbose on NVIDIA.
   if (!program.report().log.empty()) std::fprintf(stderr, "%s\n", program.report().log.c_str());
@@ -195,6 +201,10 @@ nlohmann::json to_json(const RayBenchResult& r) {
     return out;
   };
   nlohmann::json j{{"scene", r.scene}, {"configuration", r.configuration}, {"device", r.device}, {"kernels", kinds(r.kinds)}};
+  if (!r.kd_layout.empty()) {
+    j["kd_layout"] = r.kd_layout;
+    j["mesh_tree_bytes_per_triangle"] = r.mesh_tree_bytes_per_triangle;
+  }
   if (!r.embree.empty()) {
     j["embree"] = kinds(r.embree);
     nlohmann::json ratio = nlohmann::json::object();

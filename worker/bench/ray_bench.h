@@ -39,7 +39,9 @@ struct RayBenchOptions {
 
 struct RayBenchResult {
   std::string scene;        // file name
-  std::string configuration;  // quantization and kd-tree variant
+  std::string configuration;  // quantization and kd-tree variant (and node layout on OpenCL devices)
+  std::string kd_layout;      // OpenCL devices: TESSERA_KD_LAYOUT (dfs, blocked, blocked64)
+  double mesh_tree_bytes_per_triangle = 0.0;  // OpenCL devices: triangles, vertices, kd-tree
   std::string device;
   std::vector<RayKindResult> kinds;
   std::vector<RayKindResult> embree;  // empty without Embree

@@ -40,8 +40,14 @@ std::vector<cl::Buffer> upload_all(const cl::Device& device, cl::DeviceMemoryBud
 
 }  // namespace
 
-DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene) : scene_(scene) {
+DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene,
+                         const KdNodeLayout& kd_layout)
+    : scene_(scene), kd_layout_(kd_layout) {
   const SceneView view = scene.host_view();
+  // The node layout the kernels were built for (program.cpp adds its -D options); the .tpk holds
+  // the depth-first one.
+  const std::vector<uint32_t> kd_nodes = device_kd_nodes(scene.section_as<uint32_t>(tpk::KD_NODES), kd_layout);
+  kd_node_bytes_ = kd_nodes.size() * sizeof(uint32_t);
   constants_ = scene_constants(view);
   const std::vector<uint16_t>& table = scene.normal_table();
   // Scene buffers in TS_SCENE_PARAMS order; absent sections become empty placeholders.
@@ -55,7 +61,7 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
       // with quantized positions the vertex records hold the texture coordinates
       {"texcoords_quantized", (view.flags & TS_SCENE_POSITIONS_QUANTIZED) ? std::span<const uint8_t>{}
                                                                           : scene.section(tpk::TEXCOORDS_QUANTIZED)},
-      {"kd_nodes", scene.section(tpk::KD_NODES)},
+      {"kd_nodes", as_bytes(kd_nodes)},
       {"kd_leaf_refs", scene.section(tpk::KD_LEAF_REFS)},
   };
   const ShadingData shading = ShadingData::build(scene);
@@ -69,6 +75,10 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
       {"srgb_to_linear", as_bytes(shading.srgb_to_linear)},
       {"linear_to_srgb_threshold", as_bytes(shading.linear_to_srgb_threshold)},
   };
+  // What traversal reads: triangles, vertices (float or records), kd-tree nodes and leaf lists.
+  for (const char* name : {"triangles", "positions", "vertex_records", "kd_nodes", "kd_leaf_refs"})
+    for (const auto& u : geometry)
+      if (u.name == name) mesh_tree_bytes_ += u.bytes.size();
   std::vector<Upload> all = geometry;
   all.insert(all.end(), shade.begin(), shade.end());
   std::vector<cl::Buffer> buffers = upload_all(device, budget, all, device_bytes_);

@@ -1,7 +1,8 @@
 #pragma once
-// A packed scene resident on an OpenCL device: one buffer per .tpk section plus the shading
-// buffers, all created through the device-memory budget (so --gpu-mem-limit refuses a scene that
-// does not fit and says which buffers need how much). Kernels take the buffers in the argument
+// A packed scene resident on an OpenCL device: one buffer per .tpk section (the kd-tree nodes in
+// the layout of TESSERA_KD_LAYOUT, common/scene/kd_blocked_layout.h) plus the shading buffers,
+// all created through the device-memory budget (so --gpu-mem-limit refuses a scene that does not
+// fit and says which buffers need how much). Kernels take the buffers in the argument
 // order of kernels/device/opencl/kernel_params.h.
 #include <vector>
 
@@ -9,13 +10,17 @@
 #include "common/cl/device_memory.h"
 #include "common/cl/kernel.h"
 #include "common/render/shading_data.h"
+#include "common/scene/kd_blocked_layout.h"
 #include "common/scene/packed_scene.h"
 
 namespace tessera {
 
 class DeviceScene {
  public:
-  DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene);
+  // kd_layout must be the layout the kernels were built for (TESSERA_KD_LAYOUT unless a caller
+  // builds its programs with other layout options).
+  DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene,
+              const KdNodeLayout& kd_layout = kd_node_layout_from_environment());
 
   static constexpr cl_uint kSceneArgCount = 12;
   static constexpr cl_uint kShadingArgCount = 9;
@@ -25,10 +30,16 @@ class DeviceScene {
   cl_uint set_shading_args(cl::Kernel& kernel, cl_uint first) const;
 
   uint64_t device_bytes() const { return device_bytes_; }
+  const KdNodeLayout& kd_layout() const { return kd_layout_; }
+  uint64_t kd_node_bytes() const { return kd_node_bytes_; }
+  // Triangles, vertices, kd-tree nodes and leaf lists: the memory ray traversal reads.
+  uint64_t mesh_tree_bytes() const { return mesh_tree_bytes_; }
   const PackedScene& scene() const { return scene_; }
 
  private:
   const PackedScene& scene_;
+  KdNodeLayout kd_layout_;
+  uint64_t kd_node_bytes_ = 0, mesh_tree_bytes_ = 0;
   SceneConstants constants_{};
   std::vector<cl::Buffer> scene_buffers_;    // in TS_SCENE_PARAMS order (after the constants)
   std::vector<cl::Buffer> shading_buffers_;  // in TS_SHADING_PARAMS order (after the counts)
