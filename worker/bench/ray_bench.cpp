@@ -39,8 +39,6 @@ class RayLaunches {
  public:
   RayLaunches(const cl::Device& device, cl::DeviceMemoryBudget& budget, const RayBenchOptions& o)
       : device_(device), options_(o), local_{o.local_x, o.local_y} {
-    if (o.schedule != "grid" && o.schedule != "persistent")
-      throw Error("unknown schedule '" + o.schedule + "' (grid | persistent)");
     if (persistent()) counter_ = budget.create("bench_group_counter", 4);
   }
   bool persistent() const { return options_.schedule == "persistent"; }
@@ -98,6 +96,15 @@ std::array<float, 3> bench_light_position(const PackedScene& scene) {
 }
 
 RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOptions& options) {
+  // The schedule options, before any work (tessera-bench's own parser refuses them first).
+  if (options.schedule != "grid" && options.schedule != "persistent")
+    throw Error("unknown schedule '" + options.schedule + "' (grid | persistent)");
+  if (options.diffuse_order != "pixel" && options.diffuse_order != "octant")
+    throw Error("unknown diffuse order '" + options.diffuse_order + "' (pixel | octant)");
+  if (options.diffuse_order == "octant" &&
+      (options.sort_local_x * options.sort_local_y > TS_RAY_SORT_MAX_GROUP || options.schedule != "grid"))
+    throw Error("--diffuse-order octant takes at most " + std::to_string(TS_RAY_SORT_MAX_GROUP) +
+                " work items a group and the grid schedule");
   const PackedScene scene = PackedScene::load(scene_path);
   RayBenchResult result;
   result.scene = std::filesystem::path(scene_path).filename().string();
@@ -136,8 +143,6 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl::Buffer occluded = budget.create("bench_occluded", pixels * 4);
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
   const RayLaunches launches(device, budget, options);
-  if (options.diffuse_order != "pixel" && options.diffuse_order != "octant")
-    throw Error("unknown diffuse order '" + options.diffuse_order + "' (pixel | octant)");
 
   // CPU devices trace primary and shadow rays of 2 x 4 pixels as one packet (kernels/integrators/bench_rays.h);
   // persistent launches take the one-ray kernels.
@@ -167,9 +172,6 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
 
   // Octant order is a kernel of its own with its own work-group shape (persistent launches keep pixel order).
   const bool sorted = options.diffuse_order == "octant";
-  if (sorted && (options.sort_local_x * options.sort_local_y > TS_RAY_SORT_MAX_GROUP || launches.persistent()))
-    throw Error("--diffuse-order octant takes at most " + std::to_string(TS_RAY_SORT_MAX_GROUP) +
-                " work items a group and the grid schedule");
   cl::Kernel diffuse = program.kernel(sorted ? "bench_diffuse_sorted" : launches.kernel_name("bench_diffuse"));
   arg = device_scene.set_scene_args(diffuse);
   diffuse.set_arg(arg++, camera);
