@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/base/frame_memory.h"
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
@@ -59,6 +60,7 @@ tpk::Manifest manifest_from(const json& scene) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tessera::keep_frame_buffers_resident();
   CLI::App app{"tessera-live-client: drive a tessera-master --serve session without a browser and measure pose -> frame latency",
                "tessera-live-client"};
   std::string url, fingerprint, mode, schedule, size, save_frame;

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "common/base/frame_memory.h"
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/render/camera_setup.h"
@@ -49,6 +50,7 @@ std::chrono::milliseconds seconds(double s, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tessera::keep_frame_buffers_resident();
   CLI::App app{
       "tessera-master: drive a Tessera cluster. Connects to the workers (shared-secret handshake), makes sure each\n"
       "holds the scene (pushing it when missing), then for every pose hands out the frame's tiles (static: dealt\n"

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/base/frame_memory.h"
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
@@ -15,6 +16,7 @@
 #include "worker/bench/vct_bench.h"
 
 int main(int argc, char** argv) {
+  tessera::keep_frame_buffers_resident();
   using namespace tessera;
   CLI::App app{"tessera-bench: benchmarks of the rendering kernels; every figure is the median of the timed passes.",
                "tessera-bench"};

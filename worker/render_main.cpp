@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "common/base/frame_memory.h"
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/progress.h"
@@ -96,6 +97,7 @@ int render_pathtrace(const PackedScene& scene, const PtView& view, RenderSetting
 }  // namespace
 
 int main(int argc, char** argv) {
+  tessera::keep_frame_buffers_resident();
   CLI::App app{
       "tessera-render: render one frame of a packed scene (.tpk) on this machine, without the cluster.\n"
       "The camera is the scene's default unless --pose or --eye/--target/--up is given, or each eye is given\n"

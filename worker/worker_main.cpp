@@ -7,6 +7,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "common/base/frame_memory.h"
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
@@ -22,6 +23,7 @@
 #include "worker/daemon/worker_server.h"
 
 int main(int argc, char** argv) {
+  tessera::keep_frame_buffers_resident();
   using namespace tessera;
   CLI::App app{
       "tessera-worker: render daemon of a Tessera cluster. Listens for masters, proves and checks the shared\n"
