@@ -809,6 +809,86 @@ TEST(PathTraceTileBatch, WhereBatchesRunAndStopAndRepeatedTiles) {
   EXPECT_THROW(renderer.render_tiles(run.view, run.settings, pt, twice, std::span<uint32_t>(pair).first(n)), Error);
 }
 
+// TESSERA_PT_WAVES splits a batch's pairs into waves traced one after another: each pair's samples
+// are the same, so are its pixels and sums.
+TEST(PathTraceTileBatch, WavesEqualTileByTile) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  PathTraceSettings pt;
+  pt.variant = PtVariant::plain;
+  pt.spp = 3;
+  pt.launch_samples = 1;  // three launches a wave: the previous wave goes while the next traces
+  for (const char* waves : {"2", "3"}) {
+    SCOPED_TRACE(std::string("waves ") + waves);
+    testing::ScopedEnv env("TESSERA_PT_WAVES", waves);
+    expect_batch_equals_tile_by_tile(pt, 2, true);
+  }
+  testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");
+  TileBatchRun run(2);
+  testing::ScopedEnv bad("TESSERA_PT_WAVES", "0");
+  EXPECT_THROW(PathTraceRenderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true}), Error);
+}
+
+// A batch hands every pair over as soon as its pixels are on the host: each pair once, in order,
+// with its final pixels and stats, before render_tiles returns. A stop after some pairs went still
+// drops the whole batch's accumulations.
+TEST(PathTraceTileBatch, PairsAreHandedOverOneByOneInOrder) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");
+  for (const char* waves : {"1", "2"}) {
+    SCOPED_TRACE(std::string("waves ") + waves);
+    testing::ScopedEnv env("TESSERA_PT_WAVES", waves);
+    TileBatchRun run(2);
+    PathTraceRenderer renderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+    ASSERT_TRUE(renderer.launches_batches());
+    PathTraceSettings pt;
+    pt.variant = PtVariant::plain;
+    pt.spp = 3;
+    pt.launch_samples = 1;
+    std::vector<uint32_t> out(run.pixels);
+    std::vector<size_t> order;
+    std::vector<std::vector<uint32_t>> seen(run.tiles.size());
+    std::vector<PtTileStats> seen_stats(run.tiles.size());
+    bool returned = false;
+    const std::vector<PtTileStats> stats = renderer.render_tiles(
+        run.view, run.settings, pt, run.tiles, out, {},
+        [&](size_t i, std::span<const uint32_t> pixels, const PtTileStats& s) {
+          EXPECT_FALSE(returned);
+          order.push_back(i);
+          ASSERT_LT(i, run.tiles.size());
+          EXPECT_EQ(pixels.data(), out.data() + run.tiles[i].offset);
+          seen[i].assign(pixels.begin(), pixels.end());
+          seen_stats[i] = s;
+        });
+    returned = true;
+    std::vector<size_t> expected(run.tiles.size());
+    for (size_t i = 0; i < expected.size(); ++i) expected[i] = i;
+    EXPECT_EQ(order, expected);
+    size_t non_black = 0;
+    for (size_t i = 0; i < run.tiles.size(); ++i) {
+      const PtBatchTile& t = run.tiles[i];
+      const size_t n = size_t(t.rect.width) * t.rect.height * 2;
+      EXPECT_EQ(seen[i], std::vector<uint32_t>(out.begin() + ptrdiff_t(t.offset), out.begin() + ptrdiff_t(t.offset + n)))
+          << "tile " << t.tile_id;
+      for (uint32_t p : seen[i]) non_black += (p & 0xFFFFFFu) != 0;
+      EXPECT_EQ(seen_stats[i].device_pixel_samples, 3u * n);
+      EXPECT_EQ(seen_stats[i].device_pixel_samples, stats[i].device_pixel_samples);
+      EXPECT_EQ(seen_stats[i].segments, stats[i].segments);
+      EXPECT_DOUBLE_EQ(seen_stats[i].accumulated_spp, 3.0);
+      EXPECT_GT(seen_stats[i].ms, 0.0);
+    }
+    EXPECT_GT(non_black, run.pixels / 2) << "a blank image";
+
+    // Stopped in the last launch: with waves, the first wave's pairs have gone by then.
+    size_t polls = 0, handed = 0;
+    EXPECT_THROW(renderer.render_tiles(run.view, run.settings, pt, run.tiles, out,
+                                       [&] { return ++polls == (waves[0] == '1' ? 3u : 6u); },
+                                       [&](size_t, std::span<const uint32_t>, const PtTileStats&) { ++handed; }),
+                 RenderCanceled);
+    EXPECT_EQ(handed, waves[0] == '1' ? 0u : run.tiles.size() / 2);
+    EXPECT_EQ(renderer.cache().size(), 0u);
+  }
+}
+
 TEST(TesseraRender, PathtraceOptionsAndBadInput) {
   Scene s("cornell_box/cornell_box.obj", "cornell_box.scene.txtpb");
   TempDir dir("render_pt_cli");

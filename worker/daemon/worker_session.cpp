@@ -546,6 +546,34 @@ void WorkerSession::render_batch(Batch& batch) {
   std::vector<Unit> units(batch.tiles.size());
   BatchTiming timing;
   uint64_t total_pixels = 0;
+  auto self = shared_from_this();
+  // A unit's part of the batch's times: its pixels' share, so that per-tile sums stay the batch's.
+  const auto part_of = [&](size_t i) {
+    const auto& spec = units[i].outputs[0].spec;
+    return total_pixels ? double(uint64_t(spec.width) * spec.height) / double(total_pixels) : 1.0;
+  };
+  // Unit i goes to an encoder, with its part of the times.
+  const auto encode_unit = [&](size_t i, double render_us, double cpu_us, double device_us, double readback_us) {
+    const auto clamped = [](double us) { return uint32_t(std::clamp(us, 0.0, double(UINT32_MAX))); };
+    wire::TileResult& t = units[i].timing;
+    t.set_render_us(clamped(render_us));
+    t.set_render_cpu_us(clamped(cpu_us));
+    t.set_device_us(clamped(device_us));
+    t.set_readback_us(clamped(readback_us));
+    t.set_queue_us(uint32_t(std::clamp<int64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(start - batch.tiles[i].second).count(), 0, UINT32_MAX)));
+    t.set_batch_tiles(uint32_t(batch.tiles.size()));
+    {
+      std::lock_guard lock(mutex_);
+      ++units_encoding_;
+    }
+    auto unit = std::make_shared<Unit>(std::move(units[i]));
+    const auto received = batch.tiles[i].second;
+    if (context_.encoders)
+      context_.encoders->post([self, frame, unit, received] { self->encode_and_send(frame, *unit, received); });
+    else
+      encode_and_send(frame, *unit, received);
+  };
   // A batched launch's tiles, one after another in its output, a unit each.
   const auto lay_out_batch = [&] {
     std::vector<BatchTile> tiles;
@@ -584,13 +612,19 @@ void WorkerSession::render_batch(Batch& batch) {
           total_pixels += eye_pixels;  // shares of the batch's times go by a pair's pixels per eye
         }
         auto pixels = frame->scene->renderer->host_pixels(end);
-        const std::vector<PtTileStats> stats =
-            renderer.render_tiles(frame->pt_view, frame->settings, frame->pt, tiles, pixels->pixels, stop);
-        for (size_t i = 0; i < units.size(); ++i) {
-          units[i].pixels = pixels;
-          units[i].samples_per_pixel = float(stats[i].accumulated_spp);
-          timing.launch_ms += stats[i].ms;  // launches, merges and the resolve with its readback
-        }
+        // Each pair goes to an encoder as soon as it is on the host, while the device renders the
+        // next ones (its times: the batch's until then, its share; device: launches, merges and
+        // the resolve with its readback).
+        renderer.render_tiles(frame->pt_view, frame->settings, frame->pt, tiles, pixels->pixels, stop,
+                              [&](size_t i, std::span<const uint32_t>, const PtTileStats& stats) {
+                                if (context_.config.slowdown_ms)
+                                  std::this_thread::sleep_for(std::chrono::milliseconds(context_.config.slowdown_ms));
+                                units[i].pixels = pixels;
+                                units[i].samples_per_pixel = float(stats.accumulated_spp);
+                                const double part = part_of(i);
+                                encode_unit(i, std::chrono::duration<double, std::micro>(Clock::now() - start).count() * part,
+                                            double(thread_cpu_us() - cpu_start) * part, stats.ms * 1000.0, 0.0);
+                              });
         break;
       }
       case Frame::Mode::vct: {
@@ -613,40 +647,19 @@ void WorkerSession::render_batch(Batch& batch) {
     asio::post(connection_->executor(), [self, message, id = frame->id] { self->send_error(wire::ErrorMessage::RENDER, message, id); });
     return;
   }
-  if (context_.config.slowdown_ms)
+  const bool streamed = frame->mode == Frame::Mode::pathtrace;  // its units went as they were done
+  if (context_.config.slowdown_ms && !streamed)
     std::this_thread::sleep_for(std::chrono::milliseconds(context_.config.slowdown_ms * batch.tiles.size()));
   const auto rendered = Clock::now();
   const double render_us = std::chrono::duration<double, std::micro>(rendered - start).count();
   const double cpu_us = double(thread_cpu_us() - cpu_start);
   context_.counters.tiles_rendered += batch.tiles.size();
   context_.counters.busy_us += uint64_t(render_us);
-  // Batch times are shared out over the tiles by pixel count, so per-tile sums stay the batch's.
-  const auto share = [](double us, double part) { return uint32_t(std::min(us * part, double(UINT32_MAX))); };
-  for (size_t i = 0; i < units.size(); ++i) {
-    const auto& spec = units[i].outputs[0].spec;
-    const double part = total_pixels ? double(uint64_t(spec.width) * spec.height) / double(total_pixels) : 1.0;
-    wire::TileResult& t = units[i].timing;
-    t.set_render_us(share(render_us, part));
-    t.set_render_cpu_us(share(cpu_us, part));
-    t.set_device_us(share(timing.launch_ms * 1000.0, part));
-    t.set_readback_us(share(timing.readback_ms * 1000.0, part));
-    t.set_queue_us(uint32_t(std::clamp<int64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(start - batch.tiles[i].second).count(), 0, UINT32_MAX)));
-    t.set_batch_tiles(uint32_t(batch.tiles.size()));
-  }
-  auto self = shared_from_this();
-  {
-    std::lock_guard lock(mutex_);
-    units_encoding_ += units.size();
-  }
-  for (size_t i = 0; i < units.size(); ++i) {
-    auto unit = std::make_shared<Unit>(std::move(units[i]));
-    const auto received = batch.tiles[i].second;
-    if (context_.encoders)
-      context_.encoders->post([self, frame, unit, received] { self->encode_and_send(frame, *unit, received); });
-    else
-      encode_and_send(frame, *unit, received);
-  }
+  if (!streamed)
+    for (size_t i = 0; i < units.size(); ++i) {
+      const double part = part_of(i);
+      encode_unit(i, render_us * part, cpu_us * part, timing.launch_ms * 1000.0 * part, timing.readback_ms * 1000.0 * part);
+    }
 }
 
 void WorkerSession::encode_and_send(const std::shared_ptr<Frame>& frame, Unit& unit, Clock::time_point received) {

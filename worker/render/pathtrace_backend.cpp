@@ -124,10 +124,11 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   }
 
   bool launches_batches() const override { return batch_.has_value(); }
-  PtBatchDone render_batch(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp, uint32_t per_launch,
-                           const ResolveOptions& resolve, std::span<uint32_t> out, const StopRequested& stop) override {
-    if (!batch_) return PathTraceBackend::render_batch(base, tiles, spp, per_launch, resolve, out, stop);
-    return batch_->render(base, tiles, spp, per_launch, resolve, out, stop);
+  void render_batch(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp, uint32_t per_launch,
+                    const ResolveOptions& resolve, std::span<uint32_t> out, const StopRequested& stop,
+                    const PtBatchPairDone& on_pair_done) override {
+    if (!batch_) return PathTraceBackend::render_batch(base, tiles, spp, per_launch, resolve, out, stop, on_pair_done);
+    batch_->render(base, tiles, spp, per_launch, resolve, out, stop, on_pair_done);
   }
 
   PtCollected collect(int slot) override {
@@ -189,8 +190,9 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
 
 }  // namespace
 
-PtBatchDone PathTraceBackend::render_batch(const PtLaunch&, std::span<const PtBatchTileWork>, uint32_t, uint32_t,
-                                           const ResolveOptions&, std::span<uint32_t>, const StopRequested&) {
+void PathTraceBackend::render_batch(const PtLaunch&, std::span<const PtBatchTileWork>, uint32_t, uint32_t,
+                                    const ResolveOptions&, std::span<uint32_t>, const StopRequested&,
+                                    const PtBatchPairDone&) {
   throw Error("pathtrace: " + description() + " renders tile by tile");
 }
 

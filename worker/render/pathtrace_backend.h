@@ -5,6 +5,7 @@
 // sums there. submit() only starts the work where the device runs on its own (OpenCL: the kernels
 // and a non-blocking read-back are queued), so the thread that merges can keep the device busy
 // with the next launch while it merges the previous one; collect() waits for the launch.
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -36,13 +37,17 @@ struct PtBatchTileWork {
   uint64_t offset = 0;           // the pair's first pixel in the batch's output: eye 0's pixels, then eye 1's
 };
 
-struct PtBatchDone {
-  std::vector<std::vector<PtBatchTotals>> merged;  // per tile, what each launch added to its sums
-  std::vector<size_t> median_pixels;               // per tile, pixels the noise removal replaced
-  double kernel_ms = 0;   // device time of the tracing kernels
-  double merge_ms = 0;    // device time of adding the launches to the tiles' sums
-  double resolve_ms = 0;  // from the resolve's first kernel to the pixels on the host (device clock)
+// A pair of a batch, handed over as soon as its pixels are on the host (render_batch).
+struct PtBatchPair {
+  size_t index = 0;                   // into the batch's tiles
+  std::span<const uint32_t> pixels;   // its pixels in the batch's output: eye 0's, then eye 1's
+  std::vector<PtBatchTotals> merged;  // what each launch added to its sums
+  size_t median_pixels = 0;           // pixels the noise removal replaced
+  double kernel_ms = 0;               // its pixels' share of the tracing kernels' device time
+  double merge_ms = 0;                // device time of adding its launches to its sums
+  double resolve_ms = 0;              // from its resolve's first kernel to its pixels on the host (device clock)
 };
+using PtBatchPairDone = std::function<void(const PtBatchPair& pair)>;
 
 class PathTraceBackend {
  public:
@@ -65,12 +70,14 @@ class PathTraceBackend {
   virtual bool launches_batches() const { return false; }
   // Traces `spp` samples of every pixel of both eyes of every tile pair, per_launch samples a
   // launch, adds each launch to each tile's sums and resolves the tiles into `out` (every pair at
-  // its offset; out[0, end of the last pair) is written) with one read-back. `base` gives the
-  // settings, cameras and estimate (its tile and sample fields are ignored). `stop` is polled
-  // between launches: when it says so, RenderCanceled is thrown once the device is idle.
-  virtual PtBatchDone render_batch(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp,
-                                   uint32_t per_launch, const ResolveOptions& resolve, std::span<uint32_t> out,
-                                   const StopRequested& stop);
+  // its offset; out[0, end of the last pair) is written). Each pair's pixels are read back on
+  // their own, and each pair goes to `on_pair_done` once they are on the host, in the order of
+  // `tiles`, while the device goes on with the following pairs. `base` gives the settings, cameras
+  // and estimate (its tile and sample fields are ignored). `stop` is polled between launches:
+  // when it says so, RenderCanceled is thrown once the device is idle.
+  virtual void render_batch(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp, uint32_t per_launch,
+                            const ResolveOptions& resolve, std::span<uint32_t> out, const StopRequested& stop,
+                            const PtBatchPairDone& on_pair_done);
 };
 
 // device "host": the host backend on host_threads threads (0 = all cores); else OpenCL.

@@ -293,7 +293,8 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
 
 std::vector<PtTileStats> PathTraceRenderer::render_tiles(const PtView& view, const RenderSettings& settings,
                                                          const PathTraceSettings& pt, std::span<const PtBatchTile> tiles,
-                                                         std::span<uint32_t> out, const StopRequested& stop) {
+                                                         std::span<uint32_t> out, const StopRequested& stop,
+                                                         const TileDone& on_tile_done) {
   std::vector<PtTileStats> stats(tiles.size());
   const size_t eyes = view.eye_count;
   for (const PtBatchTile& t : tiles)
@@ -305,6 +306,7 @@ std::vector<PtTileStats> PathTraceRenderer::render_tiles(const PtView& view, con
       for (uint32_t e = 0; e < view.eye_count; ++e)
         std::copy(r.eyes[e].begin(), r.eyes[e].end(), out.begin() + ptrdiff_t(tiles[i].offset + e * r.eyes[e].size()));
       stats[i] = r.stats;
+      if (on_tile_done) on_tile_done(i, out.subspan(tiles[i].offset, eyes * tiles[i].rect.width * tiles[i].rect.height), stats[i]);
     }
     return stats;
   }
@@ -321,7 +323,7 @@ std::vector<PtTileStats> PathTraceRenderer::render_tiles(const PtView& view, con
   std::vector<size_t> batch;
   uint64_t batch_pixel_samples = 0;
   const auto render_and_clear = [&] {
-    if (!batch.empty()) render_batch(view, settings, pt, tiles, batch, per_launch[batch[0]], out, stop, stats);
+    if (!batch.empty()) render_batch(view, settings, pt, tiles, batch, per_launch[batch[0]], out, stop, on_tile_done, stats);
     batch.clear();
     batch_pixel_samples = 0;
   };
@@ -340,7 +342,8 @@ std::vector<PtTileStats> PathTraceRenderer::render_tiles(const PtView& view, con
 
 void PathTraceRenderer::render_batch(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
                                      std::span<const PtBatchTile> tiles, std::span<const size_t> batch, uint32_t per_launch,
-                                     std::span<uint32_t> out, const StopRequested& stop, std::vector<PtTileStats>& stats) {
+                                     std::span<uint32_t> out, const StopRequested& stop, const TileDone& on_tile_done,
+                                     std::vector<PtTileStats>& stats) {
   const auto start = Clock::now();
   PtLaunch base;
   base.settings = settings;
@@ -364,32 +367,32 @@ void PathTraceRenderer::render_batch(const PtView& view, const RenderSettings& s
     work.push_back({t.rect, acc.device_sums(), acc.take_samples(pt.spp), t.offset});
     batch_pixels += uint64_t(t.rect.width) * t.rect.height;
   }
-  PtBatchDone done;
-  try {
-    done = backend_->render_batch(base, work, pt.spp, per_launch, resolve_options(pt, settings.exposure), out, stop);
-  } catch (...) {  // the pairs hold samples half merged, or none of those they took
-    for (size_t i : batch) cache_.erase(tiles[i].tile_id);
-    throw;
-  }
-  const double ms = ms_since(start);
-  for (size_t k = 0; k < batch.size(); ++k) {
+  // Each pair's counts and stats once it is on the host.
+  const PtBatchPairDone pair_done = [&](const PtBatchPair& pair) {
+    const size_t k = pair.index;
     const PtBatchTile& t = tiles[batch[k]];
     PtTileStats& s = stats[batch[k]];
     TileAccumulation& acc = *cache_.find(t.tile_id);
-    for (const PtBatchTotals& totals : done.merged[k]) {
+    for (const PtBatchTotals& totals : pair.merged) {
       acc.count_merged(totals);
       s.device_pixel_samples += totals.own_samples;
     }
     s.reprojected = acc.reprojected_samples() - before[k].reprojected;
     s.segments = acc.segments() - before[k].segments;
     s.stopped = acc.stopped_samples() - before[k].stopped;
-    s.median_pixels = done.median_pixels[k];
+    s.median_pixels = pair.median_pixels;
     s.accumulated_spp = double(acc.own_samples()) / double(acc.pixels_per_eye() * acc.eye_count());
-    const double part = double(uint64_t(t.rect.width) * t.rect.height) / double(batch_pixels);
-    s.ms = ms * part;
-    s.device_ms = done.kernel_ms * part;
-    s.merge_ms = done.merge_ms * part;
-    s.resolve_ms = done.resolve_ms * part;
+    s.ms = ms_since(start) * double(uint64_t(t.rect.width) * t.rect.height) / double(batch_pixels);
+    s.device_ms = pair.kernel_ms;
+    s.merge_ms = pair.merge_ms;
+    s.resolve_ms = pair.resolve_ms;
+    if (on_tile_done) on_tile_done(batch[k], pair.pixels, s);
+  };
+  try {
+    backend_->render_batch(base, work, pt.spp, per_launch, resolve_options(pt, settings.exposure), out, stop, pair_done);
+  } catch (...) {  // the pairs hold samples half merged, or none of those they took
+    for (size_t i : batch) cache_.erase(tiles[i].tile_id);
+    throw;
   }
 }
 

@@ -18,6 +18,7 @@
 // samples; any change starts the tile afresh. render_tiles does the same for many tiles at once,
 // on a GPU in one launch per launch of samples (pathtrace_tile_batch.h).
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -139,14 +140,21 @@ class PathTraceRenderer {
                            uint32_t tile_id, const TileRect& tile, const StopRequested& stop = {});
   static constexpr uint64_t kMaxLaunchPixelSamples = uint64_t(1) << 22;
 
+  // A pair of render_tiles is done: its index in `tiles`, its pixels in `out` (eye 0's, then eye
+  // 1's) and its stats.
+  using TileDone = std::function<void(size_t index, std::span<const uint32_t> pixels, const PtTileStats& stats)>;
   // render_tile for every pair of `tiles`, their pixels written to `out` at each pair's offset.
   // Where the device launches batches (launches_batches()) the pairs are traced together, one
-  // launch a launch's worth of samples (bounded as render_tile's), and read back once; the pixels
-  // and the accumulations are render_tile's. Times in the stats are the batch's, shared out by
-  // pixels. Throws RenderCanceled when `stop` says so (the unfinished pairs' accumulations dropped).
+  // launch a launch's worth of samples (bounded as render_tile's), and each pair is read back on
+  // its own; the pixels and the accumulations are render_tile's. Every pair goes to `on_tile_done`
+  // as soon as its pixels are in `out` (while the device renders the next ones), each once, before
+  // render_tiles returns. Times in the stats are the batch's device times shared out by pixels, and
+  // the batch's wall time until the pair was done, shared out the same way. Throws RenderCanceled
+  // when `stop` says so (the accumulations of the batch it stopped dropped, its pairs handed over
+  // or not).
   std::vector<PtTileStats> render_tiles(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
                                         std::span<const PtBatchTile> tiles, std::span<uint32_t> out,
-                                        const StopRequested& stop = {});
+                                        const StopRequested& stop = {}, const TileDone& on_tile_done = {});
   // An OpenCL device on the GPU code path, sums on the device and no CPU helpers (whose samples
   // join tile by tile): render_tiles launches batches. Elsewhere it goes tile by tile.
   bool launches_batches() const { return sums_on_device() && options_.cpu_threads == 0 && backend_->launches_batches(); }
@@ -165,7 +173,8 @@ class PathTraceRenderer {
   // kMaxLaunchPixelSamples a launch, each tile id once.
   void render_batch(const PtView& view, const RenderSettings& settings, const PathTraceSettings& pt,
                     std::span<const PtBatchTile> tiles, std::span<const size_t> batch, uint32_t per_launch,
-                    std::span<uint32_t> out, const StopRequested& stop, std::vector<PtTileStats>& stats);
+                    std::span<uint32_t> out, const StopRequested& stop, const TileDone& on_tile_done,
+                    std::vector<PtTileStats>& stats);
 
   const PackedScene& scene_;
   PathTraceRendererOptions options_;

@@ -1,6 +1,9 @@
 #include "worker/render/pathtrace_tile_batch.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "common/base/error.h"
@@ -15,9 +18,36 @@ namespace {
 
 constexpr size_t kLocal = 8;  // 8 x 8 work groups, as a single tile's launch
 
-void ensure(cl::DeviceMemoryBudget& budget, cl::Buffer& buffer, const char* name, uint64_t bytes) {
-  budget.ensure(buffer, name, std::max<uint64_t>(bytes, 4));
+void ensure(cl::DeviceMemoryBudget& budget, cl::Buffer& buffer, std::string name, uint64_t bytes) {
+  budget.ensure(buffer, std::move(name), std::max<uint64_t>(bytes, 4));
 }
+
+uint32_t waves_from_environment() {
+  const char* env = std::getenv("TESSERA_PT_WAVES");
+  if (!env || !*env) return 1;
+  char* end = nullptr;
+  const unsigned long waves = std::strtoul(env, &end, 10);
+  if (*end != '\0' || env[0] == '-' || waves < 1 || waves > 64)
+    throw Error(std::string("bad TESSERA_PT_WAVES '") + env + "' (expected waves a batch of pairs, 1-64)");
+  return uint32_t(waves);
+}
+
+// Waits for the device before an exception leaves render(): reads still in flight write into the
+// caller's output and the host counters.
+class FinishOnThrow {
+ public:
+  explicit FinishOnThrow(const cl::Device& device) : device_(device) {}
+  ~FinishOnThrow() {
+    if (std::uncaught_exceptions() > exceptions_) try {
+        device_.finish();
+      } catch (...) {  // the device failed too: the first error is the one that counts
+      }
+  }
+
+ private:
+  const cl::Device& device_;
+  const int exceptions_ = std::uncaught_exceptions();
+};
 
 }  // namespace
 
@@ -28,11 +58,12 @@ PathTraceTileBatch::PathTraceTileBatch(const cl::Device& device, cl::DeviceMemor
       scene_(scene),
       accumulator_(accumulator),
       persistent_groups_(persistent_groups_from_environment()),
+      waves_(waves_from_environment()),
       primary_(program.kernel("pathtrace_primary_tiles")),
       paths_(program.kernel(persistent_groups_ ? "pathtrace_paths_tiles_persistent" : "pathtrace_paths_tiles")) {}
 
-cl_uint PathTraceTileBatch::set_common_args(cl::Kernel& kernel, const PtLaunch& base, cl_uint tile_count,
-                                            cl_uint rows_per_tile, cl_uint sample) {
+cl_uint PathTraceTileBatch::set_common_args(cl::Kernel& kernel, const PtLaunch& base, const cl::Buffer& tiles,
+                                            cl_uint tile_count, cl_uint rows_per_tile, cl_uint sample) {
   PathTraceParams pt = base.pt;
   pt.samples = 1;
   cl_uint arg = scene_.set_scene_args(kernel, 0);
@@ -41,125 +72,174 @@ cl_uint PathTraceTileBatch::set_common_args(cl::Kernel& kernel, const PtLaunch& 
   kernel.set_arg(arg++, pt);
   kernel.set_arg(arg++, base.left);
   kernel.set_arg(arg++, base.right);
-  kernel.set_arg(arg++, tiles_);
+  kernel.set_arg(arg++, tiles);
   kernel.set_arg(arg++, tile_count);
   kernel.set_arg(arg++, rows_per_tile);
   kernel.set_arg(arg++, sample);
   return arg;
 }
 
-PtBatchDone PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp,
-                                       uint32_t per_launch, const ResolveOptions& resolve, std::span<uint32_t> out,
-                                       const StopRequested& stop) {
-  PtBatchDone done;
-  if (tiles.empty()) return done;
+void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp,
+                                uint32_t per_launch, const ResolveOptions& resolve, std::span<uint32_t> out,
+                                const StopRequested& stop, const PtBatchPairDone& on_pair_done) {
+  if (tiles.empty()) return;
   if (spp == 0 || per_launch == 0) throw Error("pathtrace: a batch needs samples");
   const uint32_t eyes = base.pt.eye_count;
-  // The tile list: an entry per eye of every pair, then each entry's first sample.
-  std::vector<BatchTile> entries;
-  std::vector<cl_uint> first_samples;
-  std::vector<size_t> groups_before(tiles.size());  // a pair's first work group in a launch's counters
-  size_t groups = 0;
-  for (size_t i = 0; i < tiles.size(); ++i) {
-    const PtBatchTileWork& t = tiles[i];
-    if (!t.sums) throw Error("pathtrace: a batch tile without device sums");
-    const uint64_t n = uint64_t(t.rect.width) * t.rect.height;
-    for (uint32_t e = 0; e < eyes; ++e) {
-      entries.push_back({t.rect, e, t.offset + e * n});
-      first_samples.push_back(t.first_sample);
-    }
-    groups_before[i] = groups;
-    groups += PathTraceDeviceAccumulator::groups(n * eyes);
-  }
-  BatchLaunchList list = batch_launch_list(entries, out.size());
-  list.words.insert(list.words.end(), first_samples.begin(), first_samples.end());
-  const uint64_t pixels = list.pixels;
   const uint32_t launches = (spp + per_launch - 1) / per_launch;
-  // Counters: groups of every launch's merges, then of the resolve (median pixels).
-  std::vector<uint32_t> partials(size_t(launches + 1) * groups * TS_PT_TOTALS);
+  // Waves of pairs, each with its tile list: an entry per eye of every pair, then each entry's
+  // first sample.
+  struct Wave {
+    size_t first = 0, end = 0;  // its pairs
+    BatchLaunchList list;
+    uint64_t pixels = 0;  // of its pairs, an eye
+    double kernel_ms = -1;  // its tracing kernels' device time, once known
+  };
+  const size_t wave_count = std::max<size_t>(1, std::min<size_t>(waves_, tiles.size() / 2));
+  std::vector<Wave> waves(wave_count);
+  // Counters, a pair's together (so that one read brings them): the groups of each launch's
+  // merge, then of its resolve (median pixels).
+  std::vector<size_t> pair_groups(tiles.size()), counters_at(tiles.size());
+  size_t groups = 0;
+  uint64_t pixels = 0;  // where the launches' output ends
+  for (size_t w = 0; w < wave_count; ++w) {
+    Wave& wave = waves[w];
+    wave.first = tiles.size() * w / wave_count;
+    wave.end = tiles.size() * (w + 1) / wave_count;
+    std::vector<BatchTile> entries;
+    std::vector<cl_uint> first_samples;
+    for (size_t i = wave.first; i < wave.end; ++i) {
+      const PtBatchTileWork& t = tiles[i];
+      if (!t.sums) throw Error("pathtrace: a batch tile without device sums");
+      const uint64_t n = uint64_t(t.rect.width) * t.rect.height;
+      for (uint32_t e = 0; e < eyes; ++e) {
+        entries.push_back({t.rect, e, t.offset + e * n});
+        first_samples.push_back(t.first_sample);
+      }
+      wave.pixels += n;
+      pair_groups[i] = PathTraceDeviceAccumulator::groups(n * eyes);
+      counters_at[i] = groups;
+      groups += pair_groups[i] * (launches + 1);
+    }
+    wave.list = batch_launch_list(entries, out.size());
+    wave.list.words.insert(wave.list.words.end(), first_samples.begin(), first_samples.end());
+    pixels = std::max(pixels, wave.list.pixels);
+  }
+  host_partials_.assign(groups * TS_PT_TOTALS, 0);
 
-  ensure(budget_, tiles_, "pathtrace_batch_tiles", list.words.size() * sizeof(cl_uint));
+  if (tiles_.size() < wave_count) tiles_.resize(wave_count);
+  for (size_t w = 0; w < wave_count; ++w)
+    ensure(budget_, tiles_[w], "pathtrace_batch_tiles" + (w ? std::to_string(w) : std::string()),
+           waves[w].list.words.size() * sizeof(cl_uint));
   ensure(budget_, own_, "pathtrace_batch_own", pixels * sizeof(PtPixelOut));
   ensure(budget_, reproj_, "pathtrace_batch_reproj", pixels * 4 * sizeof(float));
   ensure(budget_, primaries_, "pathtrace_batch_primaries", pixels * sizeof(PtPrimary));
   ensure(budget_, mean_, "pathtrace_batch_mean", pixels * 3 * sizeof(float));
   ensure(budget_, linear_, "pathtrace_batch_linear", pixels * 3 * sizeof(float));
   ensure(budget_, rgba_, "pathtrace_batch_rgba", pixels * sizeof(uint32_t));
-  ensure(budget_, partials_, "pathtrace_batch_partials", partials.size() * sizeof(uint32_t));
-  cl::write_buffer(device_, tiles_, list.words);
-  if (persistent_groups_) {  // a group counter a sample
+  ensure(budget_, partials_, "pathtrace_batch_partials", host_partials_.size() * sizeof(uint32_t));
+  if (persistent_groups_)  // a group counter a sample, reset every wave
     ensure(budget_, group_counters_, "pathtrace_batch_group_counters", uint64_t(spp) * 4);
-    cl::fill_buffer_u32(device_, group_counters_, 0, uint64_t(spp) * 4);
-  }
+  // Blocking writes, so all before anything is queued: later they would wait for the device.
+  for (size_t w = 0; w < wave_count; ++w) cl::write_buffer(device_, tiles_[w], waves[w].list.words);
 
-  const cl_uint tile_count = cl_uint(entries.size()), rows = cl_uint(list.max_height);
-  const cl::Range2D global{list.max_width, size_t(list.max_height) * entries.size()};
-  std::vector<cl::Event> traces, merges;
-  for (uint32_t l = 0; l < launches; ++l) {
-    // Two launches in flight: the device never waits for the host, and `stop` is heard soon.
-    if (l >= 2) merges[size_t(l - 2) * tiles.size() + tiles.size() - 1].wait();
-    if (stop && stop()) {
-      device_.finish();
-      throw RenderCanceled();
-    }
-    cl::fill_buffer_u32(device_, own_, 0, pixels * sizeof(PtPixelOut));
-    cl::fill_buffer_u32(device_, reproj_, 0, pixels * 4 * sizeof(float));
-    const uint32_t samples = std::min(per_launch, spp - l * per_launch);
-    for (uint32_t k = 0; k < samples; ++k) {  // a sample: first hits of both eyes, then the paths
-      const cl_uint sample = cl_uint(l * per_launch + k);
-      cl_uint arg = set_common_args(primary_, base, tile_count, rows, sample);
-      primary_.set_arg(arg++, primaries_);
-      primary_.set_arg(arg++, own_);
-      traces.push_back(cl::launch_2d(device_, primary_, global, {kLocal, kLocal}));
-      arg = set_common_args(paths_, base, tile_count, rows, sample);
-      paths_.set_arg(arg++, primaries_);
-      paths_.set_arg(arg++, own_);
-      paths_.set_arg(arg++, reproj_);
-      if (persistent_groups_) {
-        paths_.set_arg(arg++, cl_uint(list.max_width));
-        paths_.set_arg(arg++, group_counters_);
-      }
-      traces.push_back(cl::launch_2d(
-          device_, paths_, persistent_groups_ ? persistent_range(device_, {kLocal, kLocal}, persistent_groups_) : global,
-          {kLocal, kLocal}));
-    }
-    for (size_t i = 0; i < tiles.size(); ++i) {
+  const FinishOnThrow finish_on_throw(device_);
+  std::vector<cl::Event> traces;
+  std::vector<size_t> wave_traces(wave_count + 1, 0);  // wave w's are traces[wave_traces[w], wave_traces[w + 1])
+  std::vector<std::vector<cl::Event>> merges(tiles.size());  // a pair's, a launch each
+  struct Reads {
+    cl::Event resolve_start, pixels, counters;
+  };
+  std::vector<Reads> reads(tiles.size());
+  size_t handed_over = 0;
+  // Hands over the pairs before `end` (whose reads are queued), in order, as their reads complete.
+  const auto hand_over = [&](size_t end) {
+    for (; handed_over < end; ++handed_over) {
+      const size_t i = handed_over;
       const PtBatchTileWork& t = tiles[i];
-      merges.push_back(accumulator_.merge_at(*t.sums, own_, reproj_, size_t(t.rect.width) * t.rect.height * eyes, t.offset,
-                                             partials_, size_t(l) * groups + groups_before[i]));
+      reads[i].counters.wait();
+      reads[i].pixels.wait();
+      Wave& wave = *std::find_if(waves.begin(), waves.end(), [&](const Wave& w) { return i < w.end; });
+      if (wave.kernel_ms < 0) {  // its kernels are done: their pixels came after them
+        wave.kernel_ms = 0;
+        for (size_t k = wave_traces[size_t(&wave - waves.data())]; k < wave_traces[size_t(&wave - waves.data()) + 1]; ++k)
+          wave.kernel_ms += traces[k].timing().run_ms();
+      }
+      const uint64_t n = uint64_t(t.rect.width) * t.rect.height;
+      PtBatchPair pair;
+      pair.index = i;
+      pair.pixels = std::span<const uint32_t>(out).subspan(t.offset, n * eyes);
+      const auto counters = [&](size_t group) {
+        return std::span<const uint32_t>(host_partials_).subspan(group * TS_PT_TOTALS, pair_groups[i] * TS_PT_TOTALS);
+      };
+      for (uint32_t l = 0; l < launches; ++l) pair.merged.push_back(sum_partials(counters(counters_at[i] + l * pair_groups[i])));
+      const auto median = counters(counters_at[i] + launches * pair_groups[i]);
+      for (size_t g = 0; g < median.size(); g += TS_PT_TOTALS) pair.median_pixels += median[g];
+      pair.kernel_ms = wave.kernel_ms * double(n) / double(wave.pixels);
+      for (const cl::Event& e : merges[i]) pair.merge_ms += e.timing().run_ms();
+      // On the device's clock: the launches before it queued are not the resolve's time.
+      const cl::EventTiming first = reads[i].resolve_start.timing(), last = reads[i].pixels.timing();
+      pair.resolve_ms = last.end_ns > first.start_ns ? double(last.end_ns - first.start_ns) * 1e-6 : 0.0;
+      on_pair_done(pair);
     }
-    device_.flush();
-  }
+  };
 
-  cl::Event resolve_start;
-  for (size_t i = 0; i < tiles.size(); ++i) {
-    cl::Event started = accumulator_.resolve_at(*tiles[i].sums, resolve, tiles[i].rect, eyes, mean_, linear_, rgba_,
-                                                tiles[i].offset, partials_, size_t(launches) * groups + groups_before[i]);
-    if (i == 0) resolve_start = std::move(started);
+  for (size_t w = 0; w < wave_count; ++w) {
+    const Wave& wave = waves[w];
+    const BatchLaunchList& list = wave.list;
+    const cl_uint tile_count = cl_uint((wave.end - wave.first) * eyes), rows = cl_uint(list.max_height);
+    const cl::Range2D global{list.max_width, size_t(list.max_height) * tile_count};
+    if (persistent_groups_) cl::fill_buffer_u32(device_, group_counters_, 0, uint64_t(spp) * 4);
+    wave_traces[w] = traces.size();
+    for (uint32_t l = 0; l < launches; ++l) {
+      // Two launches in flight: the device never waits for the host, and `stop` is heard soon.
+      if (l >= 2) merges[wave.end - 1][l - 2].wait();
+      if (stop && stop()) throw RenderCanceled();  // once the device is idle (finish_on_throw)
+      cl::fill_buffer_u32(device_, own_, 0, pixels * sizeof(PtPixelOut));
+      cl::fill_buffer_u32(device_, reproj_, 0, pixels * 4 * sizeof(float));
+      const uint32_t samples = std::min(per_launch, spp - l * per_launch);
+      for (uint32_t k = 0; k < samples; ++k) {  // a sample: first hits of both eyes, then the paths
+        const cl_uint sample = cl_uint(l * per_launch + k);
+        cl_uint arg = set_common_args(primary_, base, tiles_[w], tile_count, rows, sample);
+        primary_.set_arg(arg++, primaries_);
+        primary_.set_arg(arg++, own_);
+        traces.push_back(cl::launch_2d(device_, primary_, global, {kLocal, kLocal}));
+        arg = set_common_args(paths_, base, tiles_[w], tile_count, rows, sample);
+        paths_.set_arg(arg++, primaries_);
+        paths_.set_arg(arg++, own_);
+        paths_.set_arg(arg++, reproj_);
+        if (persistent_groups_) {
+          paths_.set_arg(arg++, cl_uint(list.max_width));
+          paths_.set_arg(arg++, group_counters_);
+        }
+        traces.push_back(cl::launch_2d(
+            device_, paths_, persistent_groups_ ? persistent_range(device_, {kLocal, kLocal}, persistent_groups_) : global,
+            {kLocal, kLocal}));
+      }
+      for (size_t i = wave.first; i < wave.end; ++i) {
+        const PtBatchTileWork& t = tiles[i];
+        merges[i].push_back(accumulator_.merge_at(*t.sums, own_, reproj_, size_t(t.rect.width) * t.rect.height * eyes,
+                                                  t.offset, partials_, counters_at[i] + l * pair_groups[i]));
+      }
+      device_.flush();
+      // The previous wave's pairs go while the device traces this one (queued behind their reads).
+      if (l + 1 == std::min(launches, 2u)) hand_over(wave.first);
+    }
+    wave_traces[w + 1] = traces.size();
+    // Each pair resolved and read back on its own, so that it can go as soon as it is on the host.
+    for (size_t i = wave.first; i < wave.end; ++i) {
+      const PtBatchTileWork& t = tiles[i];
+      const uint64_t n = uint64_t(t.rect.width) * t.rect.height * eyes;
+      const size_t first_counter = counters_at[i] * TS_PT_TOTALS, counter_words = pair_groups[i] * (launches + 1) * TS_PT_TOTALS;
+      reads[i].resolve_start = accumulator_.resolve_at(*t.sums, resolve, t.rect, eyes, mean_, linear_, rgba_, t.offset,
+                                                       partials_, counters_at[i] + launches * pair_groups[i]);
+      reads[i].counters = cl::read_buffer_async(device_, partials_, host_partials_.data() + first_counter,
+                                                counter_words * sizeof(uint32_t), first_counter * sizeof(uint32_t));
+      reads[i].pixels = cl::read_buffer_async(device_, rgba_, out.data() + t.offset, n * sizeof(uint32_t),
+                                              t.offset * sizeof(uint32_t));
+      device_.flush();
+    }
   }
-  const cl::Event read_counters = cl::read_buffer_async(device_, partials_, partials.data(), partials.size() * sizeof(uint32_t));
-  const cl::Event read_pixels = cl::read_buffer_async(device_, rgba_, out.data(), pixels * sizeof(uint32_t));
-  device_.flush();
-  read_counters.wait();
-  read_pixels.wait();
-  // On the device's clock: the launches before it queued are not the resolve's time.
-  const cl::EventTiming first = resolve_start.timing(), last = read_pixels.timing();
-  done.resolve_ms = last.end_ns > first.start_ns ? double(last.end_ns - first.start_ns) * 1e-6 : 0.0;
-
-  done.merged.resize(tiles.size());
-  done.median_pixels.resize(tiles.size());
-  for (size_t i = 0; i < tiles.size(); ++i) {
-    const size_t tile_groups = PathTraceDeviceAccumulator::groups(size_t(tiles[i].rect.width) * tiles[i].rect.height * eyes);
-    const auto counters = [&](size_t first_group) {
-      return std::span<const uint32_t>(partials).subspan(first_group * TS_PT_TOTALS, tile_groups * TS_PT_TOTALS);
-    };
-    for (uint32_t l = 0; l < launches; ++l) done.merged[i].push_back(sum_partials(counters(size_t(l) * groups + groups_before[i])));
-    const auto median = counters(size_t(launches) * groups + groups_before[i]);
-    for (size_t g = 0; g < median.size(); g += TS_PT_TOTALS) done.median_pixels[i] += median[g];
-  }
-  for (const cl::Event& e : traces) done.kernel_ms += e.timing().run_ms();
-  for (const cl::Event& e : merges) done.merge_ms += e.timing().run_ms();
-  return done;
+  hand_over(tiles.size());
 }
 
 }  // namespace tessera

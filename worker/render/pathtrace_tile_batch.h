@@ -2,11 +2,15 @@
 // `pathtrace` tile pairs rendered as one batch on an OpenCL device (the GPU code path): a launch
 // traces its samples of every pixel of both eyes of every pair in one pair of kernels
 // (pathtrace_primary_tiles, pathtrace_paths_tiles) over a tile list in device memory, and each
-// pair's part is added to that pair's sums (PtDeviceSums); at the end every pair is resolved into
-// one buffer that comes back in one read. Each pair's samples are the ones render_tile traces for
-// it alone, added in the same order (reprojected samples, added atomically, excepted), so a tile
-// gives the same pixels either way.
+// pair's part is added to that pair's sums (PtDeviceSums); then each pair is resolved and read back
+// on its own and handed over as soon as its pixels are on the host, while the device resolves the
+// next ones. TESSERA_PT_WAVES=W (default 1) splits a batch of at least 2 W pairs into W waves
+// traced one after another, each queued behind the previous one's reads, so that the first
+// waves' pairs travel on while the device traces the later ones. Each pair's samples are the ones
+// render_tile traces for it alone, added in the same order (reprojected samples, added
+// atomically, excepted), so a tile gives the same pixels either way.
 #include <span>
+#include <vector>
 
 #include "common/cl/device.h"
 #include "common/cl/device_memory.h"
@@ -25,22 +29,26 @@ class PathTraceTileBatch {
                      const cl::Program& program, PathTraceDeviceAccumulator& accumulator);
 
   // PathTraceBackend::render_batch.
-  PtBatchDone render(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp, uint32_t per_launch,
-                     const ResolveOptions& resolve, std::span<uint32_t> out, const StopRequested& stop);
+  void render(const PtLaunch& base, std::span<const PtBatchTileWork> tiles, uint32_t spp, uint32_t per_launch,
+              const ResolveOptions& resolve, std::span<uint32_t> out, const StopRequested& stop,
+              const PtBatchPairDone& on_pair_done);
 
  private:
-  cl_uint set_common_args(cl::Kernel& kernel, const PtLaunch& base, cl_uint tile_count, cl_uint rows_per_tile,
-                          cl_uint sample);
+  cl_uint set_common_args(cl::Kernel& kernel, const PtLaunch& base, const cl::Buffer& tiles, cl_uint tile_count,
+                          cl_uint rows_per_tile, cl_uint sample);
 
   const cl::Device& device_;
   cl::DeviceMemoryBudget& budget_;
   const DeviceScene& scene_;
   PathTraceDeviceAccumulator& accumulator_;
   uint32_t persistent_groups_;  // TESSERA_PERSISTENT_GROUPS, 0: one work item a pixel
+  uint32_t waves_;              // TESSERA_PT_WAVES
   cl::Kernel primary_, paths_;
-  // Reused from batch to batch: the tile list, one launch's output, the resolve's, the counters,
-  // the persistent work-groups' counters.
-  cl::Buffer tiles_, own_, reproj_, primaries_, mean_, linear_, rgba_, partials_, group_counters_;
+  // Reused from batch to batch: the tile lists (one a wave), one launch's output, the resolve's,
+  // the counters (and their copy on the host), the persistent work-groups' counters.
+  std::vector<cl::Buffer> tiles_;
+  cl::Buffer own_, reproj_, primaries_, mean_, linear_, rgba_, partials_, group_counters_;
+  std::vector<uint32_t> host_partials_;
 };
 
 }  // namespace tessera
