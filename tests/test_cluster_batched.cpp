@@ -132,43 +132,48 @@ TEST(ClusterBatched, VctOneLaunchPerRequestFramesEqualTheSingleMachineRender) {
 }
 
 // pathtrace too: each worker's share of a static stereo frame is one request and one batch (every
-// launch over all its tile pairs, one read-back); the tiles accumulate while the pose holds, and
-// the frames equal tessera-render's on the same device (batch against tile by tile: test_pathtrace.cpp).
+// launch over all its tile pairs, each pair read back and sent on its own; also in waves); the
+// tiles accumulate while the pose holds, and the frames equal tessera-render's on the same device
+// (batch against tile by tile: test_pathtrace.cpp).
 TEST(ClusterBatched, PathtraceOneLaunchPerRequestFramesEqualTheSingleMachineRender) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
-  BatchedCluster c;
-  auto a = c.worker("a"), b = c.worker("b");
-  // Plain variant: no reprojected samples, whose atomic additions may land in any order.
-  const std::vector<std::string> pt{"--mode", "pathtrace", "--stereo", "--ipd", "64", "--spp", "2", "--pt-variant", "plain"};
-  std::vector<std::string> extra{"--schedule", "static"};
-  extra.insert(extra.end(), pt.begin(), pt.end());
-  const std::string poses = std::string("0,") + testing::kCornellPose + "\n1," + testing::kCornellPose + "\n2," + kPose2 + "\n";
-  Process master(c.master_args(a->address() + "," + b->address(), "pt", extra, poses), c.dir / "master.log");
-  const auto status = master.wait(300s);
-  ASSERT_TRUE(status.has_value()) << master.log();
-  ASSERT_EQ(*status, 0) << master.log() << a->log();
-  const auto render = [&](const std::string& pose, int spp, const std::string& name) {
-    const auto out = c.dir / (name + ".png");
-    const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() +
-                                        " --size 96x64 --tile 16 --device cpu --mode pathtrace --stereo --ipd 64 --pt-variant plain"
-                                        " --spp " + std::to_string(spp) + " --pose " + pose + " -o " + out.string());
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return read_image(out);
-  };
-  EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000000.png") == render(testing::kCornellPose, 2, "pt0"));
-  EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000001.png") == render(testing::kCornellPose, 4, "pt0_4spp"));
-  EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000002.png") == render(kPose2, 2, "pt2"));
-  const auto stats = c.stats("pt");
-  ASSERT_EQ(stats["frames"].size(), 3u);
-  const double spp[] = {2, 4, 2};
-  for (size_t i = 0; i < 3; ++i) {
-    const auto& f = stats["frames"][i];
-    ASSERT_TRUE(f["complete"].get<bool>());
-    EXPECT_DOUBLE_EQ(f["samples_per_pixel"].get<double>(), spp[i]);
-    double launches = 0;
-    for (const auto& w : f["workers"]) launches += w["batches"].get<double>();
-    // The first pair a worker renders makes its path tracer and goes alone.
-    EXPECT_NEAR(launches, i == 0 ? 4.0 : 2.0, 1e-6) << f.dump();
+  for (const char* waves : {"1", "3"}) {
+    SCOPED_TRACE(std::string("waves ") + waves);
+    testing::ScopedEnv env("TESSERA_PT_WAVES", waves);  // the workers inherit it
+    BatchedCluster c;
+    auto a = c.worker("a"), b = c.worker("b");
+    // Plain variant: no reprojected samples, whose atomic additions may land in any order.
+    const std::vector<std::string> pt{"--mode", "pathtrace", "--stereo", "--ipd", "64", "--spp", "2", "--pt-variant", "plain"};
+    std::vector<std::string> extra{"--schedule", "static"};
+    extra.insert(extra.end(), pt.begin(), pt.end());
+    const std::string poses = std::string("0,") + testing::kCornellPose + "\n1," + testing::kCornellPose + "\n2," + kPose2 + "\n";
+    Process master(c.master_args(a->address() + "," + b->address(), "pt", extra, poses), c.dir / "master.log");
+    const auto status = master.wait(300s);
+    ASSERT_TRUE(status.has_value()) << master.log();
+    ASSERT_EQ(*status, 0) << master.log() << a->log();
+    const auto render = [&](const std::string& pose, int spp, const std::string& name) {
+      const auto out = c.dir / (name + ".png");
+      const auto r = testing::run_command(testing::render_binary().string() + " " + testing::cornell_tpk().string() +
+                                          " --size 96x64 --tile 16 --device cpu --mode pathtrace --stereo --ipd 64 --pt-variant plain"
+                                          " --spp " + std::to_string(spp) + " --pose " + pose + " -o " + out.string());
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+      return read_image(out);
+    };
+    EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000000.png") == render(testing::kCornellPose, 2, "pt0"));
+    EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000001.png") == render(testing::kCornellPose, 4, "pt0_4spp"));
+    EXPECT_TRUE(read_image(c.dir / "pt" / "frame_000002.png") == render(kPose2, 2, "pt2"));
+    const auto stats = c.stats("pt");
+    ASSERT_EQ(stats["frames"].size(), 3u);
+    const double spp[] = {2, 4, 2};
+    for (size_t i = 0; i < 3; ++i) {
+      const auto& f = stats["frames"][i];
+      ASSERT_TRUE(f["complete"].get<bool>());
+      EXPECT_DOUBLE_EQ(f["samples_per_pixel"].get<double>(), spp[i]);
+      double launches = 0;
+      for (const auto& w : f["workers"]) launches += w["batches"].get<double>();
+      // The first pair a worker renders makes its path tracer and goes alone.
+      EXPECT_NEAR(launches, i == 0 ? 4.0 : 2.0, 1e-6) << f.dump();
+    }
   }
 }
 

@@ -2,7 +2,7 @@
 // One master's connection to this worker: the handshake, scene load or push, and frame
 // requests queued as tile work for the render thread. The render thread takes the tiles queued
 // for a frame as one batch (one launch for raytrace), the encoders turn them into messages off
-// the render thread, and they go back one by one (dynamic schedule) or as one batch per frame
+// the render thread (a pathtrace batch's pairs each as soon as it is on the host), and they go back one by one (dynamic schedule) or as one batch per frame
 // (static schedule). CancelFrame drops a frame's queued tiles at once; a frame's running render
 // gives up between launches.
 #include <array>
