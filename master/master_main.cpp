@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"raytrace", "pathtrace", "vct"}));
   app.add_option("--size", size, "Image size WIDTHxHEIGHT (per eye)")->capture_default_str();
   app.add_option("--tile", tile, "Tile size in pixels (8..1024), or auto: the largest of 32..256 that still gives every "
-                                 "worker 8 tiles a frame (4 in pathtrace, which launches per tile)")
+                                 "worker 8 tiles a frame, 2 x WORKERS from 4 workers on (pathtrace: 4, as its pairs are merged, "
+                                 "resolved and sent one by one)")
       ->capture_default_str();
   app.add_option("--schedule", schedule, "static (Strategy II: round-robin, one batch per worker) | dynamic "
                                          "(Strategy I: tiles on demand, each returned when done)")
