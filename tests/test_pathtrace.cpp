@@ -829,8 +829,9 @@ TEST(PathTraceTileBatch, WavesEqualTileByTile) {
 }
 
 // A batch hands every pair over as soon as its pixels are on the host: each pair once, in order,
-// with its final pixels and stats, before render_tiles returns. A stop after some pairs went still
-// drops the whole batch's accumulations.
+// with its final pixels and stats, before render_tiles returns. Pairs with gaps between them in the
+// output are read back one by one (neighbours may share a read), and the gaps stay untouched. A
+// stop after some pairs went still drops the whole batch's accumulations.
 TEST(PathTraceTileBatch, PairsAreHandedOverOneByOneInOrder) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
   testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");
@@ -838,37 +839,49 @@ TEST(PathTraceTileBatch, PairsAreHandedOverOneByOneInOrder) {
     SCOPED_TRACE(std::string("waves ") + waves);
     testing::ScopedEnv env("TESSERA_PT_WAVES", waves);
     TileBatchRun run(2);
-    PathTraceRenderer renderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
-    ASSERT_TRUE(renderer.launches_batches());
     PathTraceSettings pt;
     pt.variant = PtVariant::plain;
     pt.spp = 3;
     pt.launch_samples = 1;
-    std::vector<uint32_t> out(run.pixels);
+    // The reference: the same pairs side by side in the output.
+    PathTraceRenderer reference(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+    std::vector<uint32_t> expected_out(run.pixels);
+    reference.render_tiles(run.view, run.settings, pt, run.tiles, expected_out);
+
+    constexpr uint64_t kGap = 5;
+    constexpr uint32_t kUntouched = 0xDEADBEEFu;
+    std::vector<PtBatchTile> gapped = run.tiles;
+    for (size_t i = 0; i < gapped.size(); ++i) gapped[i].offset += kGap * (i + 1);
+    std::vector<uint32_t> out(run.pixels + kGap * (gapped.size() + 1), kUntouched);
+    PathTraceRenderer renderer(run.scene.get(), {{"cpu", std::nullopt, 0}, 0, true});
+    ASSERT_TRUE(renderer.launches_batches());
     std::vector<size_t> order;
-    std::vector<std::vector<uint32_t>> seen(run.tiles.size());
-    std::vector<PtTileStats> seen_stats(run.tiles.size());
+    std::vector<std::vector<uint32_t>> seen(gapped.size());
+    std::vector<PtTileStats> seen_stats(gapped.size());
     bool returned = false;
     const std::vector<PtTileStats> stats = renderer.render_tiles(
-        run.view, run.settings, pt, run.tiles, out, {},
-        [&](size_t i, std::span<const uint32_t> pixels, const PtTileStats& s) {
+        run.view, run.settings, pt, gapped, out, {}, [&](size_t i, std::span<const uint32_t> pixels, const PtTileStats& s) {
           EXPECT_FALSE(returned);
           order.push_back(i);
-          ASSERT_LT(i, run.tiles.size());
-          EXPECT_EQ(pixels.data(), out.data() + run.tiles[i].offset);
+          ASSERT_LT(i, gapped.size());
+          EXPECT_EQ(pixels.data(), out.data() + gapped[i].offset);
           seen[i].assign(pixels.begin(), pixels.end());
           seen_stats[i] = s;
         });
     returned = true;
-    std::vector<size_t> expected(run.tiles.size());
-    for (size_t i = 0; i < expected.size(); ++i) expected[i] = i;
-    EXPECT_EQ(order, expected);
+    std::vector<size_t> expected_order(gapped.size());
+    for (size_t i = 0; i < expected_order.size(); ++i) expected_order[i] = i;
+    EXPECT_EQ(order, expected_order);
     size_t non_black = 0;
-    for (size_t i = 0; i < run.tiles.size(); ++i) {
-      const PtBatchTile& t = run.tiles[i];
+    for (size_t i = 0; i < gapped.size(); ++i) {
+      const PtBatchTile& t = gapped[i];
       const size_t n = size_t(t.rect.width) * t.rect.height * 2;
-      EXPECT_EQ(seen[i], std::vector<uint32_t>(out.begin() + ptrdiff_t(t.offset), out.begin() + ptrdiff_t(t.offset + n)))
-          << "tile " << t.tile_id;
+      const auto at = [](const std::vector<uint32_t>& v, uint64_t offset, size_t count) {
+        return std::vector<uint32_t>(v.begin() + ptrdiff_t(offset), v.begin() + ptrdiff_t(offset + count));
+      };
+      EXPECT_EQ(seen[i], at(out, t.offset, n)) << "tile " << t.tile_id;
+      EXPECT_EQ(seen[i], at(expected_out, run.tiles[i].offset, n)) << "tile " << t.tile_id;
+      EXPECT_EQ(at(out, t.offset - kGap, kGap), std::vector<uint32_t>(kGap, kUntouched)) << "before tile " << t.tile_id;
       for (uint32_t p : seen[i]) non_black += (p & 0xFFFFFFu) != 0;
       EXPECT_EQ(seen_stats[i].device_pixel_samples, 3u * n);
       EXPECT_EQ(seen_stats[i].device_pixel_samples, stats[i].device_pixel_samples);
@@ -876,11 +889,12 @@ TEST(PathTraceTileBatch, PairsAreHandedOverOneByOneInOrder) {
       EXPECT_DOUBLE_EQ(seen_stats[i].accumulated_spp, 3.0);
       EXPECT_GT(seen_stats[i].ms, 0.0);
     }
+    EXPECT_EQ(std::vector<uint32_t>(out.end() - ptrdiff_t(kGap), out.end()), std::vector<uint32_t>(kGap, kUntouched));
     EXPECT_GT(non_black, run.pixels / 2) << "a blank image";
 
     // Stopped in the last launch: with waves, the first wave's pairs have gone by then.
     size_t polls = 0, handed = 0;
-    EXPECT_THROW(renderer.render_tiles(run.view, run.settings, pt, run.tiles, out,
+    EXPECT_THROW(renderer.render_tiles(run.view, run.settings, pt, run.tiles, expected_out,
                                        [&] { return ++polls == (waves[0] == '1' ? 3u : 6u); },
                                        [&](size_t, std::span<const uint32_t>, const PtTileStats&) { ++handed; }),
                  RenderCanceled);

@@ -17,6 +17,7 @@ namespace tessera {
 namespace {
 
 constexpr size_t kLocal = 8;  // 8 x 8 work groups, as a single tile's launch
+constexpr uint64_t kMinReadPixels = 16384;  // of a read-back (64 KiB)
 
 void ensure(cl::DeviceMemoryBudget& budget, cl::Buffer& buffer, std::string name, uint64_t bytes) {
   budget.ensure(buffer, std::move(name), std::max<uint64_t>(bytes, 4));
@@ -92,6 +93,7 @@ void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTil
     size_t first = 0, end = 0;  // its pairs
     BatchLaunchList list;
     uint64_t pixels = 0;  // of its pairs, an eye
+    uint64_t begin = UINT64_MAX;  // its pairs' first pixel in the output (it ends at list.pixels)
     double kernel_ms = -1;  // its tracing kernels' device time, once known
   };
   const size_t wave_count = std::max<size_t>(1, std::min<size_t>(waves_, tiles.size() / 2));
@@ -116,6 +118,7 @@ void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTil
         first_samples.push_back(t.first_sample);
       }
       wave.pixels += n;
+      wave.begin = std::min(wave.begin, t.offset);
       pair_groups[i] = PathTraceDeviceAccumulator::groups(n * eyes);
       counters_at[i] = groups;
       groups += pair_groups[i] * (launches + 1);
@@ -146,18 +149,23 @@ void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTil
   std::vector<cl::Event> traces;
   std::vector<size_t> wave_traces(wave_count + 1, 0);  // wave w's are traces[wave_traces[w], wave_traces[w + 1])
   std::vector<std::vector<cl::Event>> merges(tiles.size());  // a pair's, a launch each
+  // A read brings a run of neighbouring pairs (in the output and the counters) of at least
+  // kMinReadPixels, or one pair: small tiles do not cost a read each.
   struct Reads {
-    cl::Event resolve_start, pixels, counters;
+    cl::Event pixels, counters;
   };
-  std::vector<Reads> reads(tiles.size());
+  std::vector<Reads> reads;
+  std::vector<size_t> read_of(tiles.size());  // a pair's read
+  std::vector<cl::Event> resolve_starts(tiles.size());
   size_t handed_over = 0;
   // Hands over the pairs before `end` (whose reads are queued), in order, as their reads complete.
   const auto hand_over = [&](size_t end) {
     for (; handed_over < end; ++handed_over) {
       const size_t i = handed_over;
       const PtBatchTileWork& t = tiles[i];
-      reads[i].counters.wait();
-      reads[i].pixels.wait();
+      const Reads& read = reads[read_of[i]];
+      read.counters.wait();
+      read.pixels.wait();
       Wave& wave = *std::find_if(waves.begin(), waves.end(), [&](const Wave& w) { return i < w.end; });
       if (wave.kernel_ms < 0) {  // its kernels are done: their pixels came after them
         wave.kernel_ms = 0;
@@ -177,7 +185,7 @@ void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTil
       pair.kernel_ms = wave.kernel_ms * double(n) / double(wave.pixels);
       for (const cl::Event& e : merges[i]) pair.merge_ms += e.timing().run_ms();
       // On the device's clock: the launches before it queued are not the resolve's time.
-      const cl::EventTiming first = reads[i].resolve_start.timing(), last = reads[i].pixels.timing();
+      const cl::EventTiming first = resolve_starts[i].timing(), last = read.pixels.timing();
       pair.resolve_ms = last.end_ns > first.start_ns ? double(last.end_ns - first.start_ns) * 1e-6 : 0.0;
       on_pair_done(pair);
     }
@@ -194,8 +202,9 @@ void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTil
       // Two launches in flight: the device never waits for the host, and `stop` is heard soon.
       if (l >= 2) merges[wave.end - 1][l - 2].wait();
       if (stop && stop()) throw RenderCanceled();  // once the device is idle (finish_on_throw)
-      cl::fill_buffer_u32(device_, own_, 0, pixels * sizeof(PtPixelOut));
-      cl::fill_buffer_u32(device_, reproj_, 0, pixels * 4 * sizeof(float));
+      const uint64_t cleared = list.pixels - wave.begin;  // the wave's pairs' outputs
+      cl::fill_buffer_u32(device_, own_, 0, cleared * sizeof(PtPixelOut), wave.begin * sizeof(PtPixelOut));
+      cl::fill_buffer_u32(device_, reproj_, 0, cleared * 4 * sizeof(float), wave.begin * 4 * sizeof(float));
       const uint32_t samples = std::min(per_launch, spp - l * per_launch);
       for (uint32_t k = 0; k < samples; ++k) {  // a sample: first hits of both eyes, then the paths
         const cl_uint sample = cl_uint(l * per_launch + k);
@@ -225,18 +234,26 @@ void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTil
       if (l + 1 == std::min(launches, 2u)) hand_over(wave.first);
     }
     wave_traces[w + 1] = traces.size();
-    // Each pair resolved and read back on its own, so that it can go as soon as it is on the host.
+    // Each pair resolved and read back on its own (or with its small neighbours), so that it can
+    // go as soon as it is on the host.
+    size_t read_first = wave.first;  // the first pair of the read being gathered
     for (size_t i = wave.first; i < wave.end; ++i) {
       const PtBatchTileWork& t = tiles[i];
-      const uint64_t n = uint64_t(t.rect.width) * t.rect.height * eyes;
-      const size_t first_counter = counters_at[i] * TS_PT_TOTALS, counter_words = pair_groups[i] * (launches + 1) * TS_PT_TOTALS;
-      reads[i].resolve_start = accumulator_.resolve_at(*t.sums, resolve, t.rect, eyes, mean_, linear_, rgba_, t.offset,
-                                                       partials_, counters_at[i] + launches * pair_groups[i]);
-      reads[i].counters = cl::read_buffer_async(device_, partials_, host_partials_.data() + first_counter,
-                                                counter_words * sizeof(uint32_t), first_counter * sizeof(uint32_t));
-      reads[i].pixels = cl::read_buffer_async(device_, rgba_, out.data() + t.offset, n * sizeof(uint32_t),
-                                              t.offset * sizeof(uint32_t));
+      resolve_starts[i] = accumulator_.resolve_at(*t.sums, resolve, t.rect, eyes, mean_, linear_, rgba_, t.offset, partials_,
+                                                  counters_at[i] + launches * pair_groups[i]);
+      read_of[i] = reads.size();
+      const PtBatchTileWork& first = tiles[read_first];
+      const uint64_t end = t.offset + uint64_t(t.rect.width) * t.rect.height * eyes;
+      const bool last = i + 1 == wave.end || tiles[i + 1].offset != end || end - first.offset >= kMinReadPixels;
+      if (!last) continue;
+      const size_t first_counter = counters_at[read_first] * TS_PT_TOTALS;
+      const size_t end_counter = (counters_at[i] + (launches + 1) * pair_groups[i]) * TS_PT_TOTALS;
+      reads.push_back({cl::read_buffer_async(device_, rgba_, out.data() + first.offset, (end - first.offset) * sizeof(uint32_t),
+                                             first.offset * sizeof(uint32_t)),
+                       cl::read_buffer_async(device_, partials_, host_partials_.data() + first_counter,
+                                             (end_counter - first_counter) * sizeof(uint32_t), first_counter * sizeof(uint32_t))});
       device_.flush();
+      read_first = i + 1;
     }
   }
   hand_over(tiles.size());

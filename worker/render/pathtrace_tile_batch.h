@@ -3,8 +3,8 @@
 // traces its samples of every pixel of both eyes of every pair in one pair of kernels
 // (pathtrace_primary_tiles, pathtrace_paths_tiles) over a tile list in device memory, and each
 // pair's part is added to that pair's sums (PtDeviceSums); then each pair is resolved and read back
-// on its own and handed over as soon as its pixels are on the host, while the device resolves the
-// next ones. TESSERA_PT_WAVES=W (default 1) splits a batch of at least 2 W pairs into W waves
+// on its own (small ones a few together) and handed over as soon as its pixels are on the host,
+// while the device resolves the next ones. TESSERA_PT_WAVES=W (default 1) splits a batch of at least 2 W pairs into W waves
 // traced one after another, each queued behind the previous one's reads, so that the first
 // waves' pairs travel on while the device traces the later ones. Each pair's samples are the ones
 // render_tile traces for it alone, added in the same order (reprojected samples, added
