@@ -822,6 +822,10 @@ TEST(PathTraceTileBatch, WavesEqualTileByTile) {
     testing::ScopedEnv env("TESSERA_PT_WAVES", waves);
     expect_batch_equals_tile_by_tile(pt, 2, true);
   }
+  {  // persistent work-groups take their blocks from counters that each wave starts afresh
+    testing::ScopedEnv env("TESSERA_PT_WAVES", "2"), groups("TESSERA_PERSISTENT_GROUPS", "1");
+    expect_batch_equals_tile_by_tile(pt, 2, true);
+  }
   testing::ScopedEnv gpu_path("TESSERA_CPU_PATHS", "off");
   TileBatchRun run(2);
   testing::ScopedEnv bad("TESSERA_PT_WAVES", "0");

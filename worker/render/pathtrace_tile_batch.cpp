@@ -166,11 +166,11 @@ void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTil
       const Reads& read = reads[read_of[i]];
       read.counters.wait();
       read.pixels.wait();
-      Wave& wave = *std::find_if(waves.begin(), waves.end(), [&](const Wave& w) { return i < w.end; });
-      if (wave.kernel_ms < 0) {  // its kernels are done: their pixels came after them
+      const size_t w = size_t(std::find_if(waves.begin(), waves.end(), [&](const Wave& v) { return i < v.end; }) - waves.begin());
+      Wave& wave = waves[w];
+      if (wave.kernel_ms < 0) {  // its kernels are done: its pixels came after them
         wave.kernel_ms = 0;
-        for (size_t k = wave_traces[size_t(&wave - waves.data())]; k < wave_traces[size_t(&wave - waves.data()) + 1]; ++k)
-          wave.kernel_ms += traces[k].timing().run_ms();
+        for (size_t k = wave_traces[w]; k < wave_traces[w + 1]; ++k) wave.kernel_ms += traces[k].timing().run_ms();
       }
       const uint64_t n = uint64_t(t.rect.width) * t.rect.height;
       PtBatchPair pair;
