@@ -33,6 +33,8 @@ TEST(BenchLatency, RunsFromABundleAndWritesTheTable) {
   EXPECT_NE(row.back(), ',') << "no ratio to tessera-bench: " << row;
   const std::string table = read_file_text(out / "table.md");
   EXPECT_NE(table.find("| raytrace stereo 48x32 | 1 | dynamic |"), std::string::npos) << table;
+  // The one-process reference is measured once and named beside the ratio.
+  EXPECT_NE(table.find("one process; 32x32: "), std::string::npos) << table;
   EXPECT_TRUE(std::filesystem::exists(out / "latency.png") || r.output.find("skipped the plot") != std::string::npos) << r.output;
 }
 
