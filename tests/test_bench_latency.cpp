@@ -39,7 +39,7 @@ TEST(BenchLatency, RunsFromABundleAndWritesTheTable) {
 }
 
 TEST(BenchLatency, BadOptionsAreOneClearError) {
-  for (const std::string args : {"--modes raytrace,teapot", "--frames 2 --warmup 5", "--schedules sometimes", "--bogus"}) {
+  for (const std::string args : {"--modes raytrace,teapot", "--frames 2 --warmup 5", "--schedules sometimes", "--poses spiral", "--bogus"}) {
     const auto r = testing::run_command((testing::source_dir() / "deploy/bench-latency").string() + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
     EXPECT_NE(r.output.find("bench-latency: error: "), std::string::npos) << r.output;
