@@ -10,6 +10,7 @@
 
 #include "cluster_test_support.h"
 #include "common/cl/device_selection.h"
+#include "opencl_test_support.h"
 
 namespace tessera {
 namespace {
@@ -21,13 +22,7 @@ using testing::WorkerProcess;
 
 constexpr const char* kPose2 = "300,250,-700,0.9961947,0,0.0871557,0";
 
-bool opencl_available() {
-  try {
-    return !cl::enumerate_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+using testing::opencl_available;
 
 struct BatchedCluster {
   testing::ScopedEnv gpu_code_path{"TESSERA_CPU_PATHS", "off"};  // workers and tessera-render inherit it

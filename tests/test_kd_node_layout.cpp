@@ -24,6 +24,7 @@
 #include "test_helpers.h"
 #include "tests/kd_layout_traversal.h"
 #include "worker/render/device_scene.h"
+#include "opencl_test_support.h"
 
 namespace tessera {
 namespace {
@@ -345,13 +346,7 @@ TEST(KdNodeLayout, CrytekSponzaTracesTheSameHits) {
 
 // ---- OpenCL (PoCL here) ----
 
-bool opencl_available() {
-  try {
-    return !cl::enumerate_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+using testing::opencl_available;
 
 // Primary hits and shadow rays of the one-ray-per-pixel kernels and of the CPU's packet kernels,
 // for one layout: kernels built for it, buffers uploaded in it.

@@ -25,19 +25,14 @@
 #include "worker/render/pathtrace_device_sums.h"
 #include "worker/daemon/frame_setup.h"
 #include "worker/render/pathtrace_frame.h"
+#include "opencl_test_support.h"
 
 namespace tessera {
 namespace {
 
 using testing::TempDir;
 
-bool opencl_available() {
-  try {
-    return !cl::enumerate_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+using testing::opencl_available;
 
 // Packs `settings` (protobuf text) or a shared mesh with its settings into a scene that lives as
 // long as the fixture.

@@ -19,19 +19,14 @@
 #include "test_helpers.h"
 #include "worker/render/device_scene.h"
 #include "worker/render/frame_render.h"
+#include "opencl_test_support.h"
 
 namespace tessera {
 namespace {
 
 using testing::TempDir;
 
-bool opencl_available() {
-  try {
-    return !cl::enumerate_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+using testing::opencl_available;
 
 struct PackedFixture {
   TempDir dir{"render"};

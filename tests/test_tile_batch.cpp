@@ -13,19 +13,14 @@
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
 #include "worker/render/tile_renderer.h"
+#include "opencl_test_support.h"
 
 namespace tessera {
 namespace {
 
 using testing::TempDir;
 
-bool opencl_available() {
-  try {
-    return !cl::enumerate_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+using testing::opencl_available;
 
 struct Cornell {
   TempDir dir{"tile_batch"};

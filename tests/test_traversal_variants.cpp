@@ -18,6 +18,7 @@
 #include "scene-packer/packer.h"
 #include "test_helpers.h"
 #include "worker/render/pathtrace_frame.h"
+#include "opencl_test_support.h"
 
 namespace tessera {
 namespace {
@@ -25,13 +26,7 @@ namespace {
 using testing::ScopedEnv;
 using testing::TempDir;
 
-bool opencl_available() {
-  try {
-    return !cl::enumerate_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+using testing::opencl_available;
 
 void pack(const std::filesystem::path& input, std::optional<std::filesystem::path> settings,
           const std::filesystem::path& output) {

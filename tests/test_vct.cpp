@@ -19,19 +19,14 @@
 #include "test_helpers.h"
 #include "worker/render/opencl_vct_renderer.h"
 #include "worker/render/vct_renderer.h"
+#include "opencl_test_support.h"
 
 namespace tessera {
 namespace {
 
 using testing::TempDir;
 
-bool opencl_available() {
-  try {
-    return !cl::enumerate_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+using testing::opencl_available;
 
 // Axis-aligned box [lo, hi]^3 with outward-facing triangles.
 std::string box_obj(float lo, float hi) {
