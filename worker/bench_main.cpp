@@ -9,11 +9,11 @@
 #include "common/base/cli.h"
 #include "common/base/error.h"
 #include "common/base/file_io.h"
-#include "common/scene/kd_blocked_layout.h"
 #include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
 #include "worker/bench/seal_bench.h"
 #include "worker/bench/vct_bench.h"
+#include "worker/render/render_environment.h"
 
 int main(int argc, char** argv) {
   tessera::keep_frame_buffers_resident();
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   bench::SealCommand seal(app);
   if (const auto done = cli::parse(app, argc, argv)) return *done;
   try {
-    kd_node_layout_from_environment();  // a bad TESSERA_KD_LAYOUT is refused before any scene loads
+    check_render_environment();  // a bad TESSERA_* render switch is refused at start
     if (pathtrace.parsed()) return pathtrace.run();
     if (seal.parsed()) return seal.run();
     if (vct->parsed()) {

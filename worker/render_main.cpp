@@ -16,11 +16,11 @@
 #include "common/render/eye_view.h"
 #include "common/render/shading_data.h"
 #include "common/render/stereo.h"
-#include "common/scene/kd_blocked_layout.h"
 #include "worker/render/aa_frame.h"
 #include "worker/render/frame_render.h"
 #include "worker/render/pathtrace_frame.h"
 #include "worker/render/vct_frame.h"
+#include "worker/render/render_environment.h"
 
 namespace {
 
@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (scene_path.empty()) throw UsageError("no scene given (see --help)");
-    kd_node_layout_from_environment();  // a bad TESSERA_KD_LAYOUT is refused before the scene loads
+    check_render_environment();  // a bad TESSERA_* render switch is refused at start
     if (output.empty()) throw UsageError("no output given: -o OUT.png");
     if (mode != "raytrace" && mode != "pathtrace" && mode != "vct")
       throw UsageError("unknown --mode '" + mode + "' (expected raytrace, pathtrace or vct)");

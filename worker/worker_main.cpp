@@ -18,9 +18,9 @@
 #include "common/net/auth.h"
 #include "common/net/log.h"
 #include "common/net/protocol.h"
-#include "common/scene/kd_blocked_layout.h"
 #include "worker/daemon/beacon.h"
 #include "worker/daemon/worker_server.h"
+#include "worker/render/render_environment.h"
 
 int main(int argc, char** argv) {
   tessera::keep_frame_buffers_resident();
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
       std::printf("wrote a new secret to %s (mode 600)\n", make_secret_file.c_str());
       return 0;
     }
-    kd_node_layout_from_environment();  // a bad TESSERA_KD_LAYOUT is refused at start, not at the first scene
+    check_render_environment();  // a bad TESSERA_* render switch is refused at start
     worker::WorkerConfig config;
     config.device = device;
     config.host_threads = threads;

@@ -96,11 +96,11 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
       PathTraceParams p = l.pt;
       p.first_sample = l.pt.first_sample + k;
       p.samples = 1;
-      cl_uint arg = set_common_args(primary_, l, p);
+      cl_uint arg = set_pathtrace_view_args(primary_, scene_, l, p);
       primary_.set_arg(arg++, s.primaries);
       primary_.set_arg(arg++, s.own);
       s.kernels.push_back(cl::launch_2d(device_, primary_, global, {kLocal, kLocal}));
-      arg = set_common_args(paths_, l, p);
+      arg = set_pathtrace_view_args(paths_, scene_, l, p);
       paths_.set_arg(arg++, s.primaries);
       paths_.set_arg(arg++, s.own);
       paths_.set_arg(arg++, s.reproj);
@@ -163,16 +163,6 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
     clear_.set_arg(0, buffer);
     clear_.set_arg(1, words);
     cl::launch_2d(device_, clear_, {words, 1});
-  }
-
-  cl_uint set_common_args(cl::Kernel& kernel, const PtLaunch& l, const PathTraceParams& p) {
-    cl_uint arg = scene_.set_scene_args(kernel, 0);
-    arg = scene_.set_shading_args(kernel, arg);
-    kernel.set_arg(arg++, l.settings);
-    kernel.set_arg(arg++, p);
-    kernel.set_arg(arg++, l.left);
-    kernel.set_arg(arg++, l.right);
-    return arg;
   }
 
   cl::Device device_;

@@ -1,11 +1,11 @@
 #include "worker/render/pathtrace_tile_batch.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
 
+#include "common/base/environment.h"
 #include "common/base/error.h"
 #include "common/cl/commands.h"
 #include "common/cl/launch_1d.h"
@@ -14,6 +14,22 @@
 #include "worker/render/persistent_launch.h"
 
 namespace tessera {
+
+cl_uint set_pathtrace_view_args(cl::Kernel& kernel, const DeviceScene& scene, const PtLaunch& launch,
+                                const PathTraceParams& pt) {
+  cl_uint arg = scene.set_scene_args(kernel, 0);
+  arg = scene.set_shading_args(kernel, arg);
+  kernel.set_arg(arg++, launch.settings);
+  kernel.set_arg(arg++, pt);
+  kernel.set_arg(arg++, launch.left);
+  kernel.set_arg(arg++, launch.right);
+  return arg;
+}
+
+uint32_t pathtrace_waves_from_environment() {
+  return count_from_environment("TESSERA_PT_WAVES", 1, 64, "waves a batch of pairs").value_or(1);
+}
+
 namespace {
 
 constexpr size_t kLocal = 8;  // 8 x 8 work groups, as a single tile's launch
@@ -23,15 +39,6 @@ void ensure(cl::DeviceMemoryBudget& budget, cl::Buffer& buffer, std::string name
   budget.ensure(buffer, std::move(name), std::max<uint64_t>(bytes, 4));
 }
 
-uint32_t waves_from_environment() {
-  const char* env = std::getenv("TESSERA_PT_WAVES");
-  if (!env || !*env) return 1;
-  char* end = nullptr;
-  const unsigned long waves = std::strtoul(env, &end, 10);
-  if (*end != '\0' || env[0] == '-' || waves < 1 || waves > 64)
-    throw Error(std::string("bad TESSERA_PT_WAVES '") + env + "' (expected waves a batch of pairs, 1-64)");
-  return uint32_t(waves);
-}
 
 // Waits for the device before an exception leaves render(): reads still in flight write into the
 // caller's output and the host counters.
@@ -59,7 +66,7 @@ PathTraceTileBatch::PathTraceTileBatch(const cl::Device& device, cl::DeviceMemor
       scene_(scene),
       accumulator_(accumulator),
       persistent_groups_(persistent_groups_from_environment()),
-      waves_(waves_from_environment()),
+      waves_(pathtrace_waves_from_environment()),
       primary_(program.kernel("pathtrace_primary_tiles")),
       paths_(program.kernel(persistent_groups_ ? "pathtrace_paths_tiles_persistent" : "pathtrace_paths_tiles")) {}
 
@@ -67,12 +74,7 @@ cl_uint PathTraceTileBatch::set_common_args(cl::Kernel& kernel, const PtLaunch& 
                                             cl_uint tile_count, cl_uint rows_per_tile, cl_uint sample) {
   PathTraceParams pt = base.pt;
   pt.samples = 1;
-  cl_uint arg = scene_.set_scene_args(kernel, 0);
-  arg = scene_.set_shading_args(kernel, arg);
-  kernel.set_arg(arg++, base.settings);
-  kernel.set_arg(arg++, pt);
-  kernel.set_arg(arg++, base.left);
-  kernel.set_arg(arg++, base.right);
+  cl_uint arg = set_pathtrace_view_args(kernel, scene_, base, pt);
   kernel.set_arg(arg++, tiles);
   kernel.set_arg(arg++, tile_count);
   kernel.set_arg(arg++, rows_per_tile);

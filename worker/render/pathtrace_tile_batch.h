@@ -22,6 +22,15 @@
 
 namespace tessera {
 
+// Sets the arguments every pathtrace kernel starts with (kernels/device/opencl/pathtrace.cl: scene,
+// shading, render settings, path tracer parameters, left and right camera); returns the next index.
+cl_uint set_pathtrace_view_args(cl::Kernel& kernel, const DeviceScene& scene, const PtLaunch& launch,
+                                const PathTraceParams& pt);
+
+// TESSERA_PT_WAVES=W (1-64): waves a batch of at least 2 W pairs is traced in. 1 when unset or
+// empty; throws Error on any other value.
+uint32_t pathtrace_waves_from_environment();
+
 class PathTraceTileBatch {
  public:
   // program: kernels/device/opencl/pathtrace.cl built for `device`. All must outlive this.

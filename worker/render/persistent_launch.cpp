@@ -1,10 +1,8 @@
 #include "worker/render/persistent_launch.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 
-#include "common/base/error.h"
+#include "common/base/environment.h"
 
 namespace tessera {
 
@@ -14,13 +12,7 @@ cl::Range2D persistent_range(const cl::Device& device, cl::Range2D local, uint32
 }
 
 uint32_t persistent_groups_from_environment() {
-  const char* env = std::getenv("TESSERA_PERSISTENT_GROUPS");
-  if (!env || !*env) return 0;
-  char* end = nullptr;
-  const unsigned long groups = std::strtoul(env, &end, 10);
-  if (*end != '\0' || env[0] == '-' || groups < 1 || groups > 1024)
-    throw Error(std::string("bad TESSERA_PERSISTENT_GROUPS '") + env + "' (expected work-groups a compute unit, 1-1024)");
-  return uint32_t(groups);
+  return count_from_environment("TESSERA_PERSISTENT_GROUPS", 1, 1024, "work-groups a compute unit").value_or(0);
 }
 
 }  // namespace tessera
