@@ -7,6 +7,7 @@
 // stacks of 1 to 8 entries spill and refill.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -110,23 +111,6 @@ TEST_F(TraversalVariants, ScenesNeedDeepStacks) {
   EXPECT_NE(eight[1]["kernels"]["primary"]["hits_xxh64"], (*default_)[1]["kernels"]["primary"]["hits_xxh64"]);
 }
 
-// One register entry: every push past the first spills to the private array.
-TEST_F(TraversalVariants, RegisterStackOfOneEntry) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
-  expect_default_hits("-D TS_KD_REG_STACK=1", "");
-}
-
-TEST_F(TraversalVariants, RegisterStacksOfTwoAndThreeEntries) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
-  expect_default_hits("-D TS_KD_REG_STACK=2", "");
-  expect_default_hits("-D TS_KD_REG_STACK=3", "");
-}
-
-TEST_F(TraversalVariants, RegisterStackOfFourEntries) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
-  expect_default_hits("-D TS_KD_REG_STACK=4", "");
-}
-
 // Two __local entries for the first 32 work items of each 8 x 8 group: the others keep the private
 // stack only, so both ways run in every group.
 TEST_F(TraversalVariants, LocalStackWithSpillsAndWorkItemsWithoutSlice) {
@@ -163,6 +147,26 @@ TEST(TraversalVariantOptions, BadValuesAreRefused) {
     EXPECT_NE(r.exit_code, 0) << flags;
     EXPECT_NE(r.output.find(std::string(flags).substr(0, 8)), std::string::npos) << r.output;
   }
+}
+
+// The render switches are checked when a program starts: one error line naming the variable and a
+// non-zero exit, before a scene is read (none.tpk does not exist) or a worker listens.
+TEST(TraversalVariantOptions, BadRenderSwitchesAreRefusedAtStart) {
+  const auto bin = testing::binary_dir() / "worker";
+  const std::string programs[] = {(bin / "tessera-render").string() + " none.tpk -o none.png",
+                                  (bin / "tessera-bench").string() + " rays none.tpk",
+                                  (bin / "tessera-worker").string() + " --scenes . --secret-file none.secret"};
+  const std::pair<const char*, const char*> switches[] = {{"TESSERA_PT_WAVES=0", "bad TESSERA_PT_WAVES '0'"},
+                                                          {"TESSERA_PT_WAVES=3x", "bad TESSERA_PT_WAVES '3x'"},
+                                                          {"TESSERA_PERSISTENT_GROUPS=-2", "bad TESSERA_PERSISTENT_GROUPS '-2'"},
+                                                          {"TESSERA_KD_LAYOUT=bfs", "TESSERA_KD_LAYOUT must be"}};
+  for (const std::string& program : programs)
+    for (const auto& [assignment, message] : switches) {
+      const auto r = testing::run_command(std::string(assignment) + " " + program);
+      EXPECT_EQ(r.exit_code, 1) << assignment << " " << program << ": " << r.output;
+      EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+      EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    }
 }
 
 // pathtrace_paths and pathtrace_paths_tiles (the GPU code path's batches) with persistent

@@ -11,14 +11,15 @@
  *
  * The stack: by default a private array of TS_KD_STACK_SIZE entries (node, t0, t1), which NVIDIA
  * keeps in per-thread local memory, cached in L1 beside the node and triangle loads. GPU builds can
- * keep the top of the stack closer, chosen with a build option (TESSERA_CL_OPTIONS):
- *   -D TS_KD_REG_STACK=N    the top N (1-4) entries in registers, shifted on push and pop
+ * keep the top of the stack in __local memory, chosen with a build option (TESSERA_CL_OPTIONS):
  *   -D TS_KD_LOCAL_STACK=N  the top N (power of two, 1-32) entries in the work item's slice of a
  *                           __local array (-D TS_KD_LOCAL_STACK_THREADS=T work items a group, 64 by
  *                           default: N x 12 x T bytes; further work items keep the private stack)
  * Entries below the short stack spill to the private array in order and come back from it in
- * order, so every variant visits the nodes the plain stack visits, in the same order, at any depth:
- * the hits are bit-identical (tests/test_traversal_variants.cpp). Entries keep t0: a far child's
+ * order, so the variant visits the nodes the plain stack visits, in the same order, at any depth:
+ * the hits are bit-identical (tests/test_traversal_variants.cpp). (A short stack in registers lost
+ * on the H100 at every depth from 1 to 4: the registers it holds live cost more rays in flight than
+ * its loads saved, and phone GPUs have fewer registers still.) Entries keep t0: a far child's
  * t0 is its split's distance less the slack, which nothing else holds once it is pushed, and any
  * other t0 makes the ray visit other cells, which can change which of two equally near hits it
  * reports.
@@ -123,19 +124,10 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
 }
 #endif
 
-/* The traversal stack of far children: node and cell interval, its top entries in registers or
- * __local memory where TS_KD_REG_STACK or TS_KD_LOCAL_STACK says so (see the top of this file). */
-#if defined(TS_KD_REG_STACK) && defined(TS_KD_LOCAL_STACK)
-#error "TS_KD_REG_STACK and TS_KD_LOCAL_STACK exclude each other"
-#endif
-#ifdef TS_KD_CPU
-#undef TS_KD_REG_STACK /* CPU paths and the host keep the plain stack */
-#endif
+/* The traversal stack of far children: node and cell interval, its top entries in __local memory
+ * where TS_KD_LOCAL_STACK says so (see the top of this file). */
 #ifndef TS_KD_LOCAL_STACK_ON
 #undef TS_KD_LOCAL_STACK
-#endif
-#if defined(TS_KD_REG_STACK) && (TS_KD_REG_STACK < 1 || TS_KD_REG_STACK > 4)
-#error "TS_KD_REG_STACK must be 1 to 4"
 #endif
 #if defined(TS_KD_LOCAL_STACK) && \
     (TS_KD_LOCAL_STACK < 1 || TS_KD_LOCAL_STACK > 32 || (TS_KD_LOCAL_STACK & (TS_KD_LOCAL_STACK - 1)) != 0)
@@ -146,32 +138,20 @@ typedef struct KdStack {
   uint node[TS_KD_STACK_SIZE];
   float t0[TS_KD_STACK_SIZE];
   float t1[TS_KD_STACK_SIZE];
-#if defined(TS_KD_REG_STACK) || defined(TS_KD_LOCAL_STACK)
-  uint spilled; /* entries [0, spilled) are in the private arrays, [spilled, sp) in the short stack */
-#endif
-#ifdef TS_KD_REG_STACK
-  uint rn0, rn1, rn2, rn3; /* top of stack first; only the first TS_KD_REG_STACK are used */
-  float ra0, ra1, ra2, ra3, rb0, rb1, rb2, rb3;
-#endif
 #ifdef TS_KD_LOCAL_STACK
+  uint spilled; /* entries [0, spilled) are in the private arrays, [spilled, sp) in the short stack */
   __local uint* slice; /* entry e, field f (node, t0, t1) at slice[(f * N + e) * TS_KD_LOCAL_STACK_THREADS] */
   uint capacity;       /* TS_KD_LOCAL_STACK, or 0 for a work item beyond the array's threads */
 #endif
 } KdStack;
 
 TS_FN void kd_stack_init(KdStack* s, const SceneView* scene) {
-#if defined(TS_KD_REG_STACK) || defined(TS_KD_LOCAL_STACK)
-  s->spilled = 0u;
-#endif
 #ifdef TS_KD_LOCAL_STACK
+  s->spilled = 0u;
   s->slice = scene->kd_local_stack;
   s->capacity = scene->kd_local_stack ? TS_KD_LOCAL_STACK : 0u;
 #else
   (void)scene;
-#endif
-#ifdef TS_KD_REG_STACK
-  s->rn0 = s->rn1 = s->rn2 = s->rn3 = 0u;
-  s->ra0 = s->ra1 = s->ra2 = s->ra3 = s->rb0 = s->rb1 = s->rb2 = s->rb3 = 0.0f;
 #endif
 }
 
@@ -188,32 +168,7 @@ TS_FN void kd_spill(KdStack* s, uint i, uint node, float t0, float t1) {
 
 TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
   if (*sp >= TS_KD_STACK_SIZE) return;
-#if defined(TS_KD_REG_STACK)
-  /* full: the bottom register entry moves to the private array */
-  if (*sp - s->spilled == TS_KD_REG_STACK) {
-#if TS_KD_REG_STACK == 1
-    kd_spill(s, s->spilled, s->rn0, s->ra0, s->rb0);
-#elif TS_KD_REG_STACK == 2
-    kd_spill(s, s->spilled, s->rn1, s->ra1, s->rb1);
-#elif TS_KD_REG_STACK == 3
-    kd_spill(s, s->spilled, s->rn2, s->ra2, s->rb2);
-#else
-    kd_spill(s, s->spilled, s->rn3, s->ra3, s->rb3);
-#endif
-    ++s->spilled;
-  }
-  /* shifts only the registers in use, so a shorter register stack holds fewer values */
-#if TS_KD_REG_STACK >= 4
-  s->rn3 = s->rn2; s->ra3 = s->ra2; s->rb3 = s->rb2;
-#endif
-#if TS_KD_REG_STACK >= 3
-  s->rn2 = s->rn1; s->ra2 = s->ra1; s->rb2 = s->rb1;
-#endif
-#if TS_KD_REG_STACK >= 2
-  s->rn1 = s->rn0; s->ra1 = s->ra0; s->rb1 = s->rb0;
-#endif
-  s->rn0 = node; s->ra0 = t0; s->rb0 = t1;
-#elif defined(TS_KD_LOCAL_STACK)
+#ifdef TS_KD_LOCAL_STACK
   /* a ring of the top `capacity` entries: when full, the oldest (slot of entry `spilled`, the very
    * slot the new entry takes) moves to the private array */
   if (*sp - s->spilled == s->capacity) {
@@ -238,27 +193,14 @@ TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
 /* Removes the top entry; *sp > 0. */
 TS_FN void kd_take(KdStack* s, uint* sp, uint* node, float* t0, float* t1) {
   --*sp;
-#if defined(TS_KD_REG_STACK) || defined(TS_KD_LOCAL_STACK)
+#ifdef TS_KD_LOCAL_STACK
   if (*sp < s->spilled) {
     s->spilled = *sp;
 #endif
     *node = s->node[*sp];
     *t0 = s->t0[*sp];
     *t1 = s->t1[*sp];
-#if defined(TS_KD_REG_STACK)
-  } else {
-    *node = s->rn0; *t0 = s->ra0; *t1 = s->rb0;
-#if TS_KD_REG_STACK >= 2
-    s->rn0 = s->rn1; s->ra0 = s->ra1; s->rb0 = s->rb1;
-#endif
-#if TS_KD_REG_STACK >= 3
-    s->rn1 = s->rn2; s->ra1 = s->ra2; s->rb1 = s->rb2;
-#endif
-#if TS_KD_REG_STACK >= 4
-    s->rn2 = s->rn3; s->ra2 = s->ra3; s->rb2 = s->rb3;
-#endif
-  }
-#elif defined(TS_KD_LOCAL_STACK)
+#ifdef TS_KD_LOCAL_STACK
   } else {
     *node = TS_KD_LOCAL_AT(s, 0u, *sp);
     *t0 = ts_as_float(TS_KD_LOCAL_AT(s, 1u, *sp));
