@@ -82,7 +82,9 @@ PackedKdTree build_kdtree(std::span<const float> positions, std::span<const uint
   std::function<void(double)> build_progress;
   if (options.progress) build_progress = [&](double f) { options.progress(f * build_share); };
 
-  const kd::Tree tree = kd::build_sah_tree(mesh, mesh_bounds(mesh), kd::default_max_depth(mesh.triangle_count()),
+  kd::SahCosts costs;
+  costs.traversal = options.traversal_cost;
+  const kd::Tree tree = kd::build_sah_tree(mesh, mesh_bounds(mesh), costs, kd::default_max_depth(mesh.triangle_count()),
                                            build_progress);
   auto pack = [](const kd::Tree& t) {
     PackedKdTree out;

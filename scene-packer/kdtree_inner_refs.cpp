@@ -137,7 +137,7 @@ class InnerRefPass {
 
   Collapse collapse(uint32_t node, const Box& box) {
     Node& n = tree_.nodes[node];
-    if (n.is_leaf()) return {kIntersectionCost * n.count, n.count, n.count, n.count == 0};
+    if (n.is_leaf()) return {tree_.costs.intersection * n.count, n.count, n.count, n.count == 0};
     const int axis = int(n.axis);
     const Box below_box = box.below(axis, n.split), above_box = box.above(axis, n.split);
     const Collapse below = collapse(n.below, below_box);
@@ -145,21 +145,21 @@ class InnerRefPass {
     const double area = box.surface_area();
     const double p_below = area > 0.0 ? below_box.surface_area() / area : 1.0;
     const double p_above = area > 0.0 ? above_box.surface_area() / area : 1.0;
-    const double lambda = (below.empty_leaf || above.empty_leaf) ? 1.0 - kEmptyBonus : 1.0;
-    const double cost = lambda * (kTraversalCost + p_below * below.cost + p_above * above.cost) +
-                        kIntersectionCost * n.ref_count;
+    const double lambda = (below.empty_leaf || above.empty_leaf) ? 1.0 - tree_.costs.empty_bonus : 1.0;
+    const double cost = lambda * (tree_.costs.traversal + p_below * below.cost + p_above * above.cost) +
+                        tree_.costs.intersection * n.ref_count;
     const uint64_t lo = std::max(below.lo, above.lo) + n.ref_count;
     const uint64_t hi = below.hi + above.hi + n.ref_count;
-    if (kIntersectionCost * double(lo) > cost) return {cost, lo, hi, false};
+    if (tree_.costs.intersection * double(lo) > cost) return {cost, lo, hi, false};
     const uint64_t exact = gather_union(node);
-    if (kIntersectionCost * double(exact) > cost) return {cost, exact, exact, false};
+    if (tree_.costs.intersection * double(exact) > cost) return {cost, exact, exact, false};
     Node& m = tree_.nodes[node];  // (no reallocation above, but stay explicit)
     m.axis = kLeaf;
     m.ref_count = 0;
     m.first = uint32_t(tree_.leaf_tris.size());
     m.count = uint32_t(union_.size());
     tree_.leaf_tris.insert(tree_.leaf_tris.end(), union_.begin(), union_.end());
-    return {kIntersectionCost * double(exact), exact, exact, exact == 0};
+    return {tree_.costs.intersection * double(exact), exact, exact, exact == 0};
   }
 
   // Distinct triangles of the subtree's leaves and inner references, sorted, into union_.

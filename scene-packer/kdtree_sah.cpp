@@ -62,15 +62,17 @@ struct Split {
   double cost = std::numeric_limits<double>::infinity();
 };
 
-double split_cost(double p_below, double p_above, uint32_t n_below, uint32_t n_above) {
-  const double cost = kTraversalCost + kIntersectionCost * (p_below * n_below + p_above * n_above);
-  return (n_below == 0 || n_above == 0) ? cost * (1.0 - kEmptyBonus) : cost;
+double split_cost(const SahCosts& c, double p_below, double p_above, uint32_t n_below, uint32_t n_above) {
+  const double cost = c.traversal + c.intersection * (p_below * n_below + p_above * n_above);
+  return (n_below == 0 || n_above == 0) ? cost * (1.0 - c.empty_bonus) : cost;
 }
 
 class SahBuilder {
  public:
-  SahBuilder(const Mesh& mesh, uint32_t max_depth, const std::function<void(double)>& progress)
-      : mesh_(mesh), max_depth_(max_depth), progress_(progress), side_(mesh.triangle_count(), kBoth) {}
+  SahBuilder(const Mesh& mesh, const SahCosts& costs, uint32_t max_depth, const std::function<void(double)>& progress)
+      : mesh_(mesh), max_depth_(max_depth), progress_(progress), side_(mesh.triangle_count(), kBoth) {
+    tree_.costs = costs;
+  }
 
   Tree run(const Box& bounds) {
     tree_.bounds = bounds;
@@ -112,7 +114,7 @@ class SahBuilder {
   void build(uint32_t node, const Box& box, EventList list, uint32_t depth, double weight) {
     Split split;
     if (list.tri_count > 0 && depth < max_depth_) split = find_split(box, list);
-    if (split.axis < 0 || !(split.cost < kIntersectionCost * list.tri_count)) {
+    if (split.axis < 0 || !(split.cost < tree_.costs.intersection * list.tri_count)) {
       make_leaf(node, list);
       report(weight);
       return;
@@ -162,11 +164,11 @@ class SahBuilder {
         // (a flat cell); a flat cell with nothing in it would repeat forever.
         const bool at_min = pos <= box.min[k], at_max = pos >= box.max[k];
         if (!at_max && (!at_min || planars > 0)) {
-          const double c = split_cost(p_below, p_above, n_below + planars, n_above);
+          const double c = split_cost(tree_.costs, p_below, p_above, n_below + planars, n_above);
           if (c < best.cost) best = Split{k, key, pos, true, c};
         }
         if (!at_min && (!at_max || planars > 0)) {
-          const double c = split_cost(p_below, p_above, n_below, n_above + planars);
+          const double c = split_cost(tree_.costs, p_below, p_above, n_below, n_above + planars);
           if (c < best.cost) best = Split{k, key, pos, false, c};
         }
         n_below += starts + planars;
@@ -298,9 +300,9 @@ uint32_t default_max_depth(uint64_t triangle_count) {
   return std::min<uint32_t>(kMaxDepthCap, uint32_t(std::lround(8.0 + 1.3 * std::log2(n))));
 }
 
-Tree build_sah_tree(const Mesh& mesh, const Box& bounds, uint32_t max_depth,
+Tree build_sah_tree(const Mesh& mesh, const Box& bounds, const SahCosts& costs, uint32_t max_depth,
                     const std::function<void(double)>& progress) {
-  return SahBuilder(mesh, std::min(max_depth, kMaxDepthCap), progress).run(bounds);
+  return SahBuilder(mesh, costs, std::min(max_depth, kMaxDepthCap), progress).run(bounds);
 }
 
 }  // namespace tessera::pack::kd

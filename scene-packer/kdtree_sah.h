@@ -9,7 +9,7 @@
 namespace tessera::pack::kd {
 
 // bounds must hold every triangle. progress (may be empty) gets fractions in [0, 1].
-Tree build_sah_tree(const Mesh& mesh, const Box& bounds, uint32_t max_depth,
+Tree build_sah_tree(const Mesh& mesh, const Box& bounds, const SahCosts& costs, uint32_t max_depth,
                     const std::function<void(double)>& progress);
 
 // Depth limit for n triangles: log-proportional like PBRT's 8 + 1.3 log2 n, capped by kMaxDepthCap.

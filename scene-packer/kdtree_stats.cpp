@@ -16,7 +16,7 @@ void visit(const Tree& tree, uint32_t node, const Box& box, uint32_t depth, doub
     s.empty_leaves += n.count == 0;
     s.leaf_references += n.count;
     s.max_depth = std::max(s.max_depth, depth);
-    s.sah_cost += p * kIntersectionCost * n.count;
+    s.sah_cost += p * tree.costs.intersection * n.count;
     return;
   }
   if (n.ref_count > 0)
@@ -24,7 +24,7 @@ void visit(const Tree& tree, uint32_t node, const Box& box, uint32_t depth, doub
   else
     ++s.inner_nodes_without_refs;
   s.inner_references += n.ref_count;
-  s.sah_cost += p * (kTraversalCost + kIntersectionCost * n.ref_count);
+  s.sah_cost += p * (tree.costs.traversal + tree.costs.intersection * n.ref_count);
   const int axis = int(n.axis);
   visit(tree, n.below, box.below(axis, n.split), depth + 1, inv_root_area, s);
   visit(tree, n.above, box.above(axis, n.split), depth + 1, inv_root_area, s);

@@ -10,14 +10,18 @@
 
 namespace tessera::pack::kd {
 
-// SAH constants (Wald & Havran 2006 notation), chosen for memory first. Measured on Crytek Sponza
-// (Seo variant, one CPU core): K_T : K_I = 1.5 : 1 gives ~42 bytes of tree a triangle (like the
-// paper's standard trees), 3 : 1 ~21, 4.5 : 1 ~13 for about 15% fewer rays a second than 1.5 : 1,
-// 8 : 1 ~10 at half the speed. 4.5 : 1 keeps mesh + tree well under 43 bytes a triangle. A small
-// empty-space bonus: larger ones buy no speed here but add empty leaves (8 bytes each).
-inline constexpr double kTraversalCost = 4.5;
-inline constexpr double kIntersectionCost = 1.0;
-inline constexpr double kEmptyBonus = 0.1;
+// SAH constants (Wald & Havran 2006 notation). K_T : K_I trades memory for speed; on Crytek Sponza
+// (Seo variant, KdBuildOptions::traversal_cost): 4.5 : 1 gives 13 bytes of tree a triangle and 27
+// triangle tests a primary ray, 3 : 1 18 B and 20 tests, 2.5 : 1 22 B and 15 tests (1.25x the
+// primary rays a second of 4.5 : 1 on an H100, 1.1x on a CPU), 2 : 1 28 B and 8 tests (1.35x),
+// 1.5 : 1 38 B. Mesh + tree must stay under 43 bytes a triangle on the device: the default is the
+// lowest K_T that keeps Crytek Sponza there. A small empty-space bonus: larger ones buy no speed
+// here but add empty leaves (8 bytes each).
+struct SahCosts {
+  double traversal = 2.5;     // K_T
+  double intersection = 1.0;  // K_I
+  double empty_bonus = 0.1;
+};
 // Depth cap: the traversal's stack of 64 far children can never overflow.
 inline constexpr uint32_t kMaxDepthCap = 60;
 
@@ -58,6 +62,7 @@ struct Tree {
   std::vector<Node> nodes;           // root is node 0; unreachable nodes may remain after passes
   std::vector<uint32_t> leaf_tris;   // leaf lists, each sorted ascending
   Box bounds;
+  SahCosts costs;  // the constants the tree was built with; later passes judge by the same
 };
 
 // The geometry the tree is built over.

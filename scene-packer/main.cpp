@@ -86,6 +86,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--max-path-refs", options.kdtree.max_path_references,
                  "Most inner-node references on any root-to-leaf path")->capture_default_str()->check(CLI::Range(0, 64));
+  app.add_option("--sah-traversal-cost", options.kdtree.traversal_cost,
+                 "SAH cost of a kd-tree traversal step, relative to a triangle test: lower builds smaller leaves (fewer\n"
+                 "triangle tests a ray) at more bytes")
+      ->capture_default_str()->check(CLI::Range(0.25, 64.0));
   app.add_option("--replicate", replicate, "Copy the scene on a grid, NX,NY,NZ (e.g. 4,3,4 = 48 copies)");
   app.add_option("--max-texture-size", options.max_texture_size, "Halve textures until no side exceeds this")
       ->capture_default_str()->check(CLI::Range(1u, 16384u));

@@ -460,6 +460,28 @@ TEST(KdTree, InnerReferencesShrinkTheTree) {
   EXPECT_GT(build(bunny(), KdVariant::Seo).stats.inner_references, 0u);
 }
 
+// The SAH traversal cost trades bytes for triangle tests: a lower one builds more, smaller leaves
+// (more nodes, fewer triangles a non-empty leaf) and every tree still finds the brute-force hits.
+TEST(KdTree, TraversalCostTradesBytesForSmallerLeaves) {
+  for (const TestMesh* m : {&bunny(), &teapot()}) {
+    std::vector<PackedKdTree> trees;
+    for (double cost : {8.0, 4.5, 2.5, 1.5}) {
+      KdBuildOptions options;
+      options.traversal_cost = cost;
+      trees.push_back(build_kdtree(m->positions, m->triangles, options));
+    }
+    auto per_leaf = [](const PackedKdTree& t) {
+      return double(t.stats.leaf_references) / double(t.stats.leaves - t.stats.empty_leaves);
+    };
+    for (size_t i = 1; i < trees.size(); ++i) {
+      EXPECT_GT(trees[i].stats.leaves, trees[i - 1].stats.leaves) << m->name << " tree " << i;
+      EXPECT_GT(tree_bytes(trees[i]), tree_bytes(trees[i - 1])) << m->name << " tree " << i;
+      EXPECT_LT(per_leaf(trees[i]), per_leaf(trees[i - 1])) << m->name << " tree " << i;
+    }
+    expect_matches_brute_force(*m, random_rays(*m, 7, 1500), {{"cost 8", trees[0]}, {"cost 1.5", trees[3]}});
+  }
+}
+
 // The surface of the unit cube as an n x n grid of quads on each face, vertices shared.
 TestMesh grid_cube(int n) {
   TestMesh m;

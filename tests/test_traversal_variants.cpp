@@ -139,6 +139,28 @@ TEST_F(TraversalVariants, DiffuseRaysInOctantOrder) {
   expect_default_hits("", "--diffuse-order octant --sort-group 16x8");  // 40 x 40: partial groups at the edges
 }
 
+// `--stats` counts what each ray does with the traversal GPUs run: real work, consistent counts.
+TEST_F(TraversalVariants, StatsCountTheTraversal) {
+  const auto r = testing::run_command((testing::binary_dir() / "worker/tessera-bench").string() + " rays " +
+                                      (dir_->path() / "crytek.tpk").string() +
+                                      " --device host --size 32 --passes 5 --no-embree --stats --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto stats = nlohmann::json::parse(r.output)[0]["traversal_per_ray"];
+  for (const char* kind : {"primary", "shadow", "diffuse"}) {
+    SCOPED_TRACE(kind);
+    const auto& k = stats[kind];
+    EXPECT_GT(k["rays"].get<uint64_t>(), 32u * 32u / 2u);
+    EXPECT_GT(k["inner"].get<double>(), 5.0);
+    EXPECT_GT(k["triangles"].get<double>(), 1.0);
+    EXPECT_GE(k["nodes"].get<double>(), k["inner"].get<double>() + k["leaves"].get<double>());
+    EXPECT_GE(k["pushes"].get<double>(), k["pops"].get<double>());
+    EXPECT_GT(k["warp_efficiency"].get<double>(), 0.2);
+    EXPECT_LE(k["warp_efficiency"].get<double>(), 1.0);
+  }
+  // a closest-hit ray takes every far child it pushed back off the stack (or skips it there)
+  EXPECT_DOUBLE_EQ(stats["primary"]["pushes"].get<double>(), stats["primary"]["pops"].get<double>());
+}
+
 TEST(TraversalVariantOptions, BadValuesAreRefused) {
   const std::string bench = (testing::binary_dir() / "worker/tessera-bench").string() + " rays none.tpk ";
   for (const char* flags : {"--schedule sometimes", "--diffuse-order random", "--sort-group 32x16",

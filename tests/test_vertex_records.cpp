@@ -81,5 +81,30 @@ TEST(VertexRecords, LoadedSceneReadsWhatTheSplitSectionsHold) {
   }
 }
 
+// Devices keep a triangle's three vertex indices in 8 bytes when every index is below 2^21
+// (TS_SCENE_PACKED_TRIANGLES); scene_triangle_indices gives back the very indices in both widths.
+TEST(PackedTriangles, IndicesRoundTripInBothWidths) {
+  const uint32_t top = TS_PACKED_TRIANGLE_MAX_VERTICES - 1;
+  const std::vector<uint32_t> full = {0, 1, 2, top, 0, top, 2047, 2048, top - 1, 0x155555u, 0x0AAAAAu, 1u << 20};
+  std::vector<uint32_t> packed;
+  for (size_t t = 0; t < full.size() / 3; ++t) {
+    const uint2 w = scene_pack_triangle(full[3 * t], full[3 * t + 1], full[3 * t + 2]);
+    packed.push_back(w.x);
+    packed.push_back(w.y);
+  }
+  SceneView wide{}, narrow{};
+  wide.triangles = full.data();
+  narrow.triangles = packed.data();
+  narrow.flags = TS_SCENE_PACKED_TRIANGLES;
+  for (uint32_t t = 0; t < full.size() / 3; ++t) {
+    for (const SceneView* view : {&wide, &narrow}) {
+      const uint4 i = scene_triangle_indices(view, t);
+      EXPECT_EQ(i.x, full[3 * t]) << t;
+      EXPECT_EQ(i.y, full[3 * t + 1]) << t;
+      EXPECT_EQ(i.z, full[3 * t + 2]) << t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rays->add_option("--embree-threads", options.embree_threads, "Threads for the Embree peer (0: all cores)");
   rays->add_flag("--no-embree", no_embree, "Skip the Embree peer column");
+  rays->add_flag("--stats", options.stats,
+                 "Also count per ray, on the host, the nodes, leaves and triangles the traversal visits, its stack pushes\n"
+                 "and pops, and how evenly 8 x 4 pixel warps share the work (the same traversal GPUs run)");
   rays->add_flag("--json", json, "Print one JSON object per scene (a JSON array)");
   CLI::App* vct = app.add_subcommand(
       "vct",
@@ -129,6 +132,7 @@ int main(int argc, char** argv) {
         std::printf("\n");
       }
       if (!r.embree_note.empty()) std::printf("  Embree: %s\n", r.embree_note.c_str());
+      if (!r.stats.empty()) std::printf("%s", bench::format_traversal_stats(r.stats).c_str());
     }
     if (json) std::cout << all.dump(2) << std::endl;
     return 0;

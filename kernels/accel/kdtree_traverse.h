@@ -47,6 +47,12 @@
 #endif
 #define TS_KD_T_SLACK 4.0e-7f /* about 7 ulp */
 
+/* Adds n to a count of traversal events (node, inner, leaf, triangle, inner_refs, push, pop) for `tessera-bench
+ * rays --stats`, which defines it before including this header in a host build; nothing elsewhere. */
+#ifndef TS_KD_COUNT
+#define TS_KD_COUNT(event, n) ((void)0)
+#endif
+
 typedef struct Hit {
   uint tri; /* TS_KD_NO_TRIANGLE when nothing was hit */
   float t;
@@ -84,6 +90,7 @@ TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint 
                            Hit* hit) {
   float3 p0, p1, p2;
   float t, u, v;
+  TS_KD_COUNT(triangle, 1u);
   scene_triangle_vertices(scene, tri, &p0, &p1, &p2);
   if (!triangle_intersect(ray, p0, p1, p2, tmin, *best, &t, &u, &v)) return 0;
   *best = t;
@@ -106,6 +113,7 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
   ts_floatv tv, uv, vv;
   uint i;
   int found = 0;
+  TS_KD_COUNT(triangle, n);
   scene_gather_triangles(scene, refs, n, tris, &batch);
   ts_simd_store_int(triangle_intersect_simd(ray, &batch, tmin, *best, &tv, &uv, &vv), ok);
   ts_simd_store(tv, t);
@@ -168,6 +176,7 @@ TS_FN void kd_spill(KdStack* s, uint i, uint node, float t0, float t1) {
 
 TS_FN void kd_push(KdStack* s, uint* sp, uint node, float t0, float t1) {
   if (*sp >= TS_KD_STACK_SIZE) return;
+  TS_KD_COUNT(push, 1u);
 #ifdef TS_KD_LOCAL_STACK
   /* a ring of the top `capacity` entries: when full, the oldest (slot of entry `spilled`, the very
    * slot the new entry takes) moves to the private array */
@@ -215,6 +224,7 @@ TS_FN void kd_take(KdStack* s, uint* sp, uint* node, float* t0, float* t1) {
 TS_FN int kd_pop(KdStack* s, uint* sp, float best, uint* node, float* t0, float* t1) {
   while (*sp > 0u) {
     kd_take(s, sp, node, t0, t1);
+    TS_KD_COUNT(pop, 1u);
     *t1 = ts_fmin(*t1, best);
     if (*t0 <= *t1) return 1;
   }
@@ -228,6 +238,7 @@ TS_FN void kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 i
                       uint* node, float* t0, float* t1) {
   uint kind = kd_node_kind(word0);
   float split = ts_as_float(word1);
+  TS_KD_COUNT(inner, 1u);
   float o = v3_get(org, kind), d = v3_get(dir, kind);
   uint below = kd_inner_below_child(*node, word0);
   uint above = kd_inner_above_child(word0);
@@ -287,6 +298,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
 
   for (;;) {
     uint2 words = kd_load_node(&node_cache, nodes, node); /* one 8-byte load, or its block */
+    TS_KD_COUNT(node, 1u);
     uint kind = kd_node_kind(words.x);
     /* Inner nodes without triangles first, until this ray reaches a node with some: the lanes of a
      * SIMD group then enter their triangle tests together instead of taking turns (Aila and Laine
@@ -300,6 +312,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       }
       words = kd_load_node(&node_cache, nodes, node);
       kind = kd_node_kind(words.x);
+      TS_KD_COUNT(node, 1u);
     }
     {
       /* refs[0, count): a leaf's triangles (its one index is word1 itself), or the inner node's
@@ -308,6 +321,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       uint count = leaf ? kd_leaf_count(words.x) : kd_inner_ref_count(words.x);
       TS_GLOBAL const uint* refs = !leaf ? nodes + 2u * node + 2u : (count == 1u ? nodes + 2u * node + 1u : leaf_refs + words.y);
       uint i = 0u;
+      if (leaf) TS_KD_COUNT(leaf, 1u); else TS_KD_COUNT(inner_refs, count);
 #ifdef TS_KD_CPU
       if (leaf && count > 1u)
         for (; i < count; i += TS_SIMD_LANES) {

@@ -15,12 +15,12 @@ TS_FN void scene_gather_triangles(const SceneView* scene, TS_GLOBAL const uint* 
   uint i, k;
   for (i = 0u; i < TS_SIMD_LANES; ++i) tris[i] = refs[i < n ? i : 0u];
   for (i = 0u; i < TS_SIMD_LANES; ++i) {
-    TS_GLOBAL const uint* t = scene->triangles + 3u * tris[i];
-    vertex[0][i] = t[0];
-    vertex[1][i] = t[1];
-    vertex[2][i] = t[2];
+    uint4 t = scene_triangle_indices(scene, tris[i]);
+    vertex[0][i] = t.x;
+    vertex[1][i] = t.y;
+    vertex[2][i] = t.z;
   }
-  if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED) {
+  if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) {
     uint offsets[3][TS_SIMD_LANES], cell_ij[3][TS_SIMD_LANES], cell_k[3][TS_SIMD_LANES];
     const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
     for (k = 0u; k < 3u; ++k)

@@ -16,6 +16,11 @@
 #define TS_SCENE_TEXCOORDS_QUANTIZED 4u
 #define TS_SCENE_HAS_NORMALS 8u
 #define TS_SCENE_HAS_TEXCOORDS 16u
+/* The triangle buffer holds 8 bytes a triangle, three 21-bit vertex indices (scene_pack_triangle),
+ * instead of three 32-bit ones: devices store it so when the scene has at most
+ * TS_PACKED_TRIANGLE_MAX_VERTICES vertices (a third less memory and one load instead of three). */
+#define TS_SCENE_PACKED_TRIANGLES 32u
+#define TS_PACKED_TRIANGLE_MAX_VERTICES (1u << 21)
 
 #define TS_POSITION_OFFSET_LEVELS 1023.0f /* offsets 0..1023 span a cell edge inclusive */
 
@@ -30,10 +35,20 @@
 #endif
 #endif
 
+/* The scene's flags as kernels test them. GPU programs are built for the flags of the scene they
+ * render (-D TS_SCENE_FLAGS=..., DeviceScene::build_options in worker/render/device_scene.h): a
+ * branch on a flag inside the traversal's loops then costs nothing (read at run time it cost the
+ * H100 6-9 % of its rays a second). CPU devices and the host read them at run time. */
+#ifdef TS_SCENE_FLAGS
+#define scene_flags(scene) ((uint)(TS_SCENE_FLAGS))
+#else
+#define scene_flags(scene) ((scene)->flags)
+#endif
+
 typedef struct SceneView {
   uint flags;
   uint triangle_count;
-  TS_GLOBAL const uint* triangles;        /* 3 vertex indices per triangle */
+  TS_GLOBAL const uint* triangles;        /* 3 vertex indices per triangle (or packed in 2 words, see above) */
   TS_GLOBAL const float* positions;       /* xyz per vertex (positions not quantized) */
   TS_GLOBAL const uint* vertex_records; /* 4 words per vertex (positions quantized) */
   float anchor_x, anchor_y, anchor_z;     /* minimum corner of the cell grid */
@@ -113,8 +128,34 @@ TS_FN uint4 ts_load_uint4(TS_GLOBAL const uint* p, uint index) {
 #endif
 }
 
+/* Two words holding three vertex indices below TS_PACKED_TRIANGLE_MAX_VERTICES. */
+TS_FN uint2 scene_pack_triangle(uint v0, uint v1, uint v2) {
+  uint2 w;
+  w.x = v0 | (v1 << 21);
+  w.y = (v1 >> 11) | (v2 << 10);
+  return w;
+}
+
+/* The vertex indices of triangle tri in x, y, z (w is 0). */
+TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
+  uint4 v;
+  if (scene_flags(scene) & TS_SCENE_PACKED_TRIANGLES) {
+    uint2 w = ts_load_uint2(scene->triangles, tri);
+    v.x = w.x & 0x1FFFFFu;
+    v.y = (w.x >> 21) | ((w.y & 0x3FFu) << 11);
+    v.z = w.y >> 10;
+  } else {
+    TS_GLOBAL const uint* t = scene->triangles + 3u * tri;
+    v.x = t[0];
+    v.y = t[1];
+    v.z = t[2];
+  }
+  v.w = 0u;
+  return v;
+}
+
 TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
-  if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED) {
+  if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) {
     uint4 r = ts_load_uint4(scene->vertex_records, vertex);
     return decode_quantized_position(r.x, r.y, r.z & 0xFFFFu, scene->anchor_x, scene->anchor_y, scene->anchor_z,
                                      scene->cell_size);
@@ -123,15 +164,15 @@ TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
 }
 
 TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0, float3* p1, float3* p2) {
-  TS_GLOBAL const uint* t = scene->triangles + 3u * tri;
-  *p0 = scene_vertex_position(scene, t[0]);
-  *p1 = scene_vertex_position(scene, t[1]);
-  *p2 = scene_vertex_position(scene, t[2]);
+  uint4 t = scene_triangle_indices(scene, tri);
+  *p0 = scene_vertex_position(scene, t.x);
+  *p1 = scene_vertex_position(scene, t.y);
+  *p2 = scene_vertex_position(scene, t.z);
 }
 
 /* Unit shading normal of a vertex; only valid when TS_SCENE_HAS_NORMALS is set. */
 TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
-  if (scene->flags & TS_SCENE_NORMALS_QUANTIZED)
+  if (scene_flags(scene) & TS_SCENE_NORMALS_QUANTIZED)
   {
     TS_GLOBAL const ushort* n = scene->normal_table + 3u * (scene->vertex_records[4u * vertex + 2u] >> 16);
     return make_float3(ts_half_to_float(n), ts_half_to_float(n + 1), ts_half_to_float(n + 2));
@@ -142,8 +183,8 @@ TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
 /* Texture coordinate of a vertex; only valid when TS_SCENE_HAS_TEXCOORDS is set. quantized_scale
  * is 2^-(fraction bits) of the triangle's material. */
 TS_FN float2 scene_vertex_texcoord(const SceneView* scene, uint vertex, float quantized_scale) {
-  if (scene->flags & TS_SCENE_TEXCOORDS_QUANTIZED) {
-    if (scene->flags & TS_SCENE_POSITIONS_QUANTIZED) {
+  if (scene_flags(scene) & TS_SCENE_TEXCOORDS_QUANTIZED) {
+    if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) {
       uint uv = scene->vertex_records[4u * vertex + 3u];
       return make_float2((float)(uv & 0xFFFFu) * quantized_scale, (float)(uv >> 16) * quantized_scale);
     }

@@ -37,7 +37,7 @@ TS_FN float2 surface_uv_along(float3 p0, float3 p1, float3 p2, float2 a, float2 
 
 TS_FN Surface surface_at(const SceneView* scene, const ShadingContext* ctx, float3 dir, const Hit* hit) {
   Surface s;
-  TS_GLOBAL const uint* t = scene->triangles + 3u * hit->tri;
+  uint4 t = scene_triangle_indices(scene, hit->tri);
   float3 p0, p1, p2;
   float w = 1.0f - hit->u - hit->v;
   scene_triangle_vertices(scene, hit->tri, &p0, &p1, &p2);
@@ -47,9 +47,9 @@ TS_FN Surface surface_at(const SceneView* scene, const ShadingContext* ctx, floa
   s.front = v3_dot(s.ng, dir) < 0.0f;
   if (!s.front) s.ng = v3_neg(s.ng);
   s.ns = s.ng;
-  if (scene->flags & TS_SCENE_HAS_NORMALS) {
-    float3 n = v3_add(v3_add(v3_scale(scene_vertex_normal(scene, t[0]), w), v3_scale(scene_vertex_normal(scene, t[1]), hit->u)),
-                      v3_scale(scene_vertex_normal(scene, t[2]), hit->v));
+  if (scene_flags(scene) & TS_SCENE_HAS_NORMALS) {
+    float3 n = v3_add(v3_add(v3_scale(scene_vertex_normal(scene, t.x), w), v3_scale(scene_vertex_normal(scene, t.y), hit->u)),
+                      v3_scale(scene_vertex_normal(scene, t.z), hit->v));
     n = v3_normalize(n);
     if (v3_dot(n, s.ng) < 0.0f) n = v3_neg(n);
     s.ns = n;
@@ -58,10 +58,10 @@ TS_FN Surface surface_at(const SceneView* scene, const ShadingContext* ctx, floa
   s.uv = make_float2(0.0f, 0.0f);
   s.uv_per_area = 0.0f;
   s.uv_along = make_float2(0.0f, 0.0f);
-  if (scene->flags & TS_SCENE_HAS_TEXCOORDS) {
+  if (scene_flags(scene) & TS_SCENE_HAS_TEXCOORDS) {
     float q = ctx->materials[s.material].texcoord_scale;
-    float2 a = scene_vertex_texcoord(scene, t[0], q), b = scene_vertex_texcoord(scene, t[1], q);
-    float2 c = scene_vertex_texcoord(scene, t[2], q);
+    float2 a = scene_vertex_texcoord(scene, t.x, q), b = scene_vertex_texcoord(scene, t.y, q);
+    float2 c = scene_vertex_texcoord(scene, t.z, q);
     float uv_area2 = ts_fabs((b.x - a.x) * (c.y - a.y) - (c.x - a.x) * (b.y - a.y));
     float world_area2 = v3_length(v3_cross(v3_sub(p1, p0), v3_sub(p2, p0)));
     s.uv = make_float2(a.x * w + b.x * hit->u + c.x * hit->v, a.y * w + b.y * hit->u + c.y * hit->v);
@@ -76,13 +76,17 @@ TS_FN Surface surface_at(const SceneView* scene, const ShadingContext* ctx, floa
  * averaged over the three edges; 1 / r on a sphere of radius r. Positive where the surface bulges
  * toward the ray (convex as seen from its side), 0 for flat-shaded triangles. */
 TS_FN float surface_curvature(const SceneView* scene, const Surface* s, uint tri) {
-  TS_GLOBAL const uint* t = scene->triangles + 3u * tri;
+  uint4 t = scene_triangle_indices(scene, tri);
+  uint ti[3];
   float3 p[3], n[3];
   float k = 0.0f;
   uint i;
-  if (!(scene->flags & TS_SCENE_HAS_NORMALS)) return 0.0f;
+  if (!(scene_flags(scene) & TS_SCENE_HAS_NORMALS)) return 0.0f;
   scene_triangle_vertices(scene, tri, &p[0], &p[1], &p[2]);
-  for (i = 0u; i < 3u; ++i) n[i] = scene_vertex_normal(scene, t[i]);
+  ti[0] = t.x;
+  ti[1] = t.y;
+  ti[2] = t.z;
+  for (i = 0u; i < 3u; ++i) n[i] = scene_vertex_normal(scene, ti[i]);
   for (i = 0u; i < 3u; ++i) {
     uint j = i == 2u ? 0u : i + 1u;
     float3 e = v3_sub(p[j], p[i]);

@@ -114,11 +114,11 @@ TS_FN float4 vct_fragment_albedo(const SceneView* scene, const ShadingContext* c
   s.uv_per_area = 0.0f;
   s.uv_along = make_float2(0.0f, 0.0f);
   s.cos_view = 1.0f;
-  if (scene->flags & TS_SCENE_HAS_TEXCOORDS) {
-    TS_GLOBAL const uint* idx = scene->triangles + 3u * tri;
+  if (scene_flags(scene) & TS_SCENE_HAS_TEXCOORDS) {
+    uint4 idx = scene_triangle_indices(scene, tri);
     float q = ctx->materials[material].texcoord_scale;
-    float2 a = scene_vertex_texcoord(scene, idx[0], q), b = scene_vertex_texcoord(scene, idx[1], q);
-    float2 d = scene_vertex_texcoord(scene, idx[2], q);
+    float2 a = scene_vertex_texcoord(scene, idx.x, q), b = scene_vertex_texcoord(scene, idx.y, q);
+    float2 d = scene_vertex_texcoord(scene, idx.z, q);
     float w = 1.0f - bu - bv;
     s.uv = make_float2(a.x * w + b.x * bu + d.x * bv, a.y * w + b.y * bu + d.y * bv);
   }

@@ -119,6 +119,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   const CameraParams camera = make_camera(spec, options.size, options.size);
   const auto light = bench_light_position(scene);
   const uint64_t pixels = uint64_t(options.size) * options.size;
+  if (options.stats) result.stats = traversal_stats(scene, camera, light);
 
   if (options.device == "host") {
     result.device = "host (kernels compiled for the CPU)";
@@ -136,7 +137,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   std::snprintf(layout, sizeof layout, ", kd nodes %s (mesh + kd-tree %.1f B/tri on the device)", result.kd_layout.c_str(),
                 result.mesh_tree_bytes_per_triangle);
   result.configuration += layout;
-  const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl");
+  const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl", device_scene.build_options());
   // Compiler output, e.g. register counts with TESSERA_CL_OPTIONS=-cl-nv-verbose on NVIDIA.
   if (!program.report().log.empty()) std::fprintf(stderr, "%s\n", program.report().log.c_str());
   cl::Buffer hits = budget.create("bench_hits", pixels * 16);
@@ -215,6 +216,11 @@ nlohmann::json to_json(const RayBenchResult& r) {
     j["ratio_to_embree"] = ratio;
   } else if (!r.embree_note.empty()) {
     j["embree"] = r.embree_note;
+  }
+  if (!r.stats.empty()) {
+    nlohmann::json stats = nlohmann::json::object();
+    for (const auto& s : r.stats) stats[s.kind] = to_json(s);
+    j["traversal_per_ray"] = stats;
   }
   return j;
 }

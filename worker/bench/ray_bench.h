@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/scene/packed_scene.h"
+#include "worker/bench/traversal_stats.h"
 
 namespace tessera::bench {
 
@@ -33,6 +34,7 @@ struct RayBenchOptions {
   // sort_local_x x sort_local_y pixels sorts its rays by direction octant first, inside the timed kernel).
   std::string diffuse_order = "pixel";
   uint32_t sort_local_x = 16, sort_local_y = 16;
+  bool stats = false;    // count traversal steps per ray on the host (worker/bench/traversal_stats.h)
   bool embree = true;    // trace the same rays with Embree on the CPU, where built in
   unsigned embree_threads = 0;
 };
@@ -46,6 +48,7 @@ struct RayBenchResult {
   std::vector<RayKindResult> kinds;
   std::vector<RayKindResult> embree;  // empty without Embree
   std::string embree_note;
+  std::vector<TraversalStats> stats;  // with RayBenchOptions::stats
 };
 
 RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOptions& options);

@@ -3,6 +3,7 @@
 #include <span>
 
 #include "common/cl/commands.h"
+#include "common/cl/program.h"
 #include "kernels/device/opencl/kernel_params.h"
 
 namespace tessera {
@@ -38,10 +39,21 @@ std::vector<cl::Buffer> upload_all(const cl::Device& device, cl::DeviceMemoryBud
   return buffers;
 }
 
+// The triangles' vertex indices in 8 bytes each (kernels/scene/scene_view.h).
+std::vector<uint32_t> packed_triangle_indices(std::span<const uint32_t> indices) {
+  std::vector<uint32_t> out(indices.size() / 3 * 2);
+  for (size_t t = 0; t < indices.size() / 3; ++t) {
+    const uint2 w = scene_pack_triangle(indices[3 * t], indices[3 * t + 1], indices[3 * t + 2]);
+    out[2 * t] = w.x;
+    out[2 * t + 1] = w.y;
+  }
+  return out;
+}
+
 }  // namespace
 
 DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene,
-                         const KdNodeLayout& kd_layout)
+                         const KdNodeLayout& kd_layout, TriangleIndexWidth index_width)
     : scene_(scene), kd_layout_(kd_layout) {
   const SceneView view = scene.host_view();
   // The node layout the kernels were built for (program.cpp adds its -D options); the .tpk holds
@@ -49,10 +61,16 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
   const std::vector<uint32_t> kd_nodes = device_kd_nodes(scene.section_as<uint32_t>(tpk::KD_NODES), kd_layout);
   kd_node_bytes_ = kd_nodes.size() * sizeof(uint32_t);
   constants_ = scene_constants(view);
+  const bool pack = index_width == TriangleIndexWidth::packed_when_possible &&
+                    scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
+  const std::vector<uint32_t> packed_triangles =
+      pack ? packed_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES)) : std::vector<uint32_t>{};
+  if (pack) constants_.flags |= TS_SCENE_PACKED_TRIANGLES;
+  if (!cl::uses_cpu_paths(device)) build_options_ = "-D TS_SCENE_FLAGS=" + std::to_string(constants_.flags);
   const std::vector<uint16_t>& table = scene.normal_table();
   // Scene buffers in TS_SCENE_PARAMS order; absent sections become empty placeholders.
   std::vector<Upload> geometry = {
-      {"triangles", scene.section(tpk::TRIANGLES)},
+      {"triangles", pack ? as_bytes(packed_triangles) : scene.section(tpk::TRIANGLES)},
       {"positions", scene.section(tpk::POSITIONS)},
       {"vertex_records", as_bytes(scene.vertex_records())},
       {"normals", scene.section(tpk::NORMALS)},

@@ -41,7 +41,7 @@ OpenClTileRenderer::OpenClTileRenderer(const PackedScene& scene, const std::stri
     : device_(cl::Device::open(device_spec)),
       budget_(device_, memory_limit),
       scene_(device_, budget_, scene),
-      program_(cl::build_program(device_, "kernels/device/opencl/raytrace.cl")),
+      program_(cl::build_program(device_, "kernels/device/opencl/raytrace.cl", scene_.build_options())),
       kernel_(program_.kernel("raytrace_tile")),
       pinned_(std::make_shared<PinnedPool>()) {
   if (!cl::uses_cpu_paths(device_)) batch_kernel_.emplace(program_.kernel("raytrace_tiles"));

@@ -34,7 +34,7 @@ OpenClVctRenderer::OpenClVctRenderer(const PackedScene& scene, const std::string
     : device_(cl::Device::open(device_spec)),
       budget_(device_, memory_limit),
       scene_(device_, budget_, scene),
-      program_(cl::build_program(device_, "kernels/device/opencl/vct.cl")),
+      program_(cl::build_program(device_, "kernels/device/opencl/vct.cl", scene_.build_options())),
       voxelize_(program_.kernel("vct_voxelize")),
       interior_columns_(program_.kernel("vct_interior_columns")),
       interior_mark_(program_.kernel("vct_interior_mark")),

@@ -60,7 +60,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
       : device_(cl::Device::open(options.device)),
         budget_(device_, options.gpu_memory_limit),
         scene_(device_, budget_, scene),
-        program_(cl::build_program(device_, "kernels/device/opencl/pathtrace.cl")),
+        program_(cl::build_program(device_, "kernels/device/opencl/pathtrace.cl", scene_.build_options())),
         persistent_groups_(persistent_groups_from_environment()),
         primary_(program_.kernel("pathtrace_primary")),
         paths_(program_.kernel(persistent_groups_ ? "pathtrace_paths_persistent" : "pathtrace_paths")),
