@@ -17,6 +17,7 @@
 #include "common/cl/program.h"
 #include "common/render/camera_setup.h"
 #include "common/scene/kd_blocked_layout.h"
+#include "common/scene/kd_compact_layout.h"
 #include "common/scene/packed_scene.h"
 #include "kernels/accel/kdtree_packet.h"
 #include "scene-packer/kdtree_builder.h"
@@ -106,15 +107,17 @@ void expect_same_tree(std::span<const uint32_t> dfs, std::span<const uint32_t> b
   EXPECT_GT(visited, 0u);
 }
 
+// Random tree shapes: node count, chance of a leaf, chance of references on an inner node.
+struct RandomShape {
+  uint32_t nodes;
+  double leaf_chance, ref_chance;
+};
+
 TEST(KdNodeLayout, BlockedIsTheSameTreeForRandomShapes) {
-  struct Shape {
-    uint32_t nodes;
-    double leaf_chance, ref_chance;
-  };
   // bushy, chain-like (mostly leaves: every other node a leaf), many references, a single leaf
-  const Shape shapes[] = {{3000, 0.05, 0.1}, {3000, 0.5, 0.0}, {2000, 0.3, 0.9}, {1, 1.0, 0.0}, {200, 0.2, 1.0}};
+  const RandomShape shapes[] = {{3000, 0.05, 0.1}, {3000, 0.5, 0.0}, {2000, 0.3, 0.9}, {1, 1.0, 0.0}, {200, 0.2, 1.0}};
   for (uint32_t seed = 1; seed <= 6; ++seed)
-    for (const Shape& s : shapes) {
+    for (const RandomShape& s : shapes) {
       const auto dfs = random_dfs_tree(seed, s.nodes, s.leaf_chance, s.ref_chance);
       for (uint32_t block : {4u, 8u}) {
         SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(s.nodes) + " nodes, block " +
@@ -126,6 +129,63 @@ TEST(KdNodeLayout, BlockedIsTheSameTreeForRandomShapes) {
         EXPECT_LE(blocked.size(), 2 * dfs.size() + 2 * block);
       }
     }
+}
+
+// Depth-first without empty leaves: node for node the .tpk's tree, in the same order, with every
+// empty leaf child left out and marked in its parent.
+void expect_same_tree_without_empty_leaves(std::span<const uint32_t> dfs, std::span<const uint32_t> compact) {
+  auto empty_leaf = [&](uint32_t n) {
+    return kd_node_kind(dfs[2 * n]) == TS_KD_LEAF && kd_leaf_count(dfs[2 * n]) == 0;
+  };
+  size_t empty_children = 0;
+  uint32_t next_slot = 0;  // depth-first order: each node's slot is the next one
+  struct Pair {
+    uint32_t d, c;
+  };
+  std::vector<Pair> stack{{0, 0}};
+  while (!stack.empty()) {
+    const Pair p = stack.back();
+    stack.pop_back();
+    ASSERT_EQ(p.c, next_slot);
+    ASSERT_LT(2 * size_t(p.c) + 1, compact.size());
+    const uint32_t dw0 = dfs[2 * p.d], cw0 = compact[2 * p.c];
+    ASSERT_EQ(dfs[2 * p.d + 1], compact[2 * p.c + 1]);
+    ASSERT_EQ(kd_node_kind(dw0), kd_node_kind(cw0));
+    next_slot = p.c + 1;
+    if (kd_node_kind(dw0) == TS_KD_LEAF) {
+      ASSERT_EQ(dw0, cw0);
+      continue;
+    }
+    ASSERT_EQ(kd_inner_ref_count(dw0), kd_inner_ref_count(cw0));
+    if (kd_inner_ref_count(dw0)) {
+      ASSERT_EQ(dfs[2 * p.d + 2], compact[2 * p.c + 2]);
+      ASSERT_EQ(dfs[2 * p.d + 3], compact[2 * p.c + 3]);
+      ++next_slot;
+    }
+    const uint32_t below = kd_dfs_below_child(p.d, dw0), above = kd_dfs_above_child(dw0);
+    const uint32_t c_below = kd_compact_below_child(p.c, cw0), c_above = kd_compact_above_child(cw0);
+    ASSERT_EQ(empty_leaf(below), c_below == TS_KD_NO_CHILD);
+    ASSERT_EQ(empty_leaf(above), c_above == TS_KD_NO_CHILD);
+    empty_children += empty_leaf(below) + empty_leaf(above);
+    if (!empty_leaf(above)) stack.push_back({above, c_above});
+    if (!empty_leaf(below)) stack.push_back({below, c_below});
+  }
+  EXPECT_EQ(size_t(next_slot), compact.size() / 2);
+  EXPECT_LE(compact.size() / 2 + empty_children, dfs.size() / 2);
+}
+
+TEST(KdNodeLayout, CompactIsTheSameTreeWithoutEmptyLeaves) {
+  const RandomShape shapes[] = {{3000, 0.05, 0.1}, {3000, 0.5, 0.0}, {2000, 0.3, 0.9}, {1, 1.0, 0.0}, {200, 0.2, 1.0}};
+  size_t left_out = 0;
+  for (uint32_t seed = 1; seed <= 6; ++seed)
+    for (const RandomShape& s : shapes) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(s.nodes) + " nodes");
+      const auto dfs = random_dfs_tree(seed, s.nodes, s.leaf_chance, s.ref_chance);
+      const auto compact = make_compact_kd_nodes(dfs);
+      expect_same_tree_without_empty_leaves(dfs, compact);
+      left_out += dfs.size() - compact.size();
+    }
+  EXPECT_GT(left_out, 0u) << "the random trees have empty leaves";
 }
 
 TEST(KdNodeLayout, BlocksHoldTreelets) {
@@ -176,7 +236,7 @@ std::vector<LayoutView> layout_views(const SceneView& dfs_view, std::span<const 
   std::vector<LayoutView> views;
   views.push_back({&testing::kBlocked4Traversal, make_blocked_kd_nodes(dfs_nodes, 4), dfs_view});
   views.push_back({&testing::kBlocked8Traversal, make_blocked_kd_nodes(dfs_nodes, 8), dfs_view});
-  views.push_back({&testing::kDfsCachedTraversal, padded_dfs_kd_nodes(dfs_nodes), dfs_view});
+  views.push_back({&testing::kDfsCachedTraversal, padded_dfs_kd_nodes(make_compact_kd_nodes(dfs_nodes)), dfs_view});
   for (auto& v : views) v.view.kd_nodes = v.nodes.data();
   return views;
 }
@@ -247,21 +307,29 @@ int expect_layouts_agree(const SceneView& dfs_view, std::span<const uint32_t> df
   return hits;
 }
 
-SceneView mesh_view(const std::vector<float>& positions, const std::vector<uint32_t>& triangles,
-                    const pack::PackedKdTree& tree) {
-  SceneView s;
+// A SceneView of a mesh and its tree as traversal reads it (depth-first without empty leaves).
+struct MeshView {
+  std::vector<uint32_t> nodes;
+  SceneView view;
+};
+
+MeshView mesh_view(const std::vector<float>& positions, const std::vector<uint32_t>& triangles,
+                   const pack::PackedKdTree& tree) {
+  MeshView out;
+  out.nodes = make_compact_kd_nodes(tree.nodes);
+  SceneView& s = out.view;
   std::memset(&s, 0, sizeof s);
   s.triangle_count = uint32_t(triangles.size() / 3);
   s.positions = positions.data();
   s.triangles = triangles.data();
-  s.kd_nodes = tree.nodes.data();
+  s.kd_nodes = out.nodes.data();
   s.kd_leaf_refs = tree.leaf_refs.data();
   float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (uint32_t v : triangles)
     for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], positions[3 * v + k]), hi[k] = std::max(hi[k], positions[3 * v + k]);
   s.bounds_min_x = lo[0], s.bounds_min_y = lo[1], s.bounds_min_z = lo[2];
   s.bounds_max_x = hi[0], s.bounds_max_y = hi[1], s.bounds_max_z = hi[2];
-  return s;
+  return out;
 }
 
 // Small adversarial trees: one triangle (the root is a leaf), axis-aligned triangles on a grid
@@ -309,9 +377,9 @@ TEST(KdNodeLayout, SmallTreesTraceTheSameHits) {
       pack::KdBuildOptions options;
       options.variant = variant;
       const pack::PackedKdTree tree = pack::build_kdtree(m.positions, m.triangles, options);
-      const SceneView view = mesh_view(m.positions, m.triangles, tree);
+      const MeshView view = mesh_view(m.positions, m.triangles, tree);
       for (uint32_t block : {4u, 8u}) expect_same_tree(tree.nodes, make_blocked_kd_nodes(tree.nodes, block), block);
-      const int hits = expect_layouts_agree(view, tree.nodes, 5, 2000);
+      const int hits = expect_layouts_agree(view.view, tree.nodes, 5, 2000);
       EXPECT_GT(hits, m.triangles.size() == 3 ? 50 : 400) << "too few hits to test much";
     }
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/base/error.h"
+#include "common/scene/kd_compact_layout.h"
 #include "kernels/accel/kdtree_traverse.h"
 #include "scene-packer/kdtree_builder.h"
 #include "test_helpers.h"
@@ -137,19 +138,27 @@ Bounds mesh_bounds(const TestMesh& m) {
   return b;
 }
 
-SceneView make_view(const TestMesh& m, const PackedKdTree& tree) {
-  SceneView s;
+// A SceneView of the tree as traversal reads it: depth-first without empty leaves.
+struct TreeView {
+  std::vector<uint32_t> nodes;
+  SceneView view;
+};
+
+TreeView make_view(const TestMesh& m, const PackedKdTree& tree) {
+  TreeView out;
+  out.nodes = make_compact_kd_nodes(tree.nodes);
+  SceneView& s = out.view;
   std::memset(&s, 0, sizeof s);
   s.flags = 0;  // float positions
   s.triangle_count = uint32_t(m.triangle_count());
   s.positions = m.positions.data();
   s.triangles = m.triangles.data();
-  s.kd_nodes = tree.nodes.data();
+  s.kd_nodes = out.nodes.data();
   s.kd_leaf_refs = tree.leaf_refs.data();
   const Bounds b = mesh_bounds(m);
   s.bounds_min_x = b.min[0], s.bounds_min_y = b.min[1], s.bounds_min_z = b.min[2];
   s.bounds_max_x = b.max[0], s.bounds_max_y = b.max[1], s.bounds_max_z = b.max[2];
-  return s;
+  return out;
 }
 
 PackedKdTree build(const TestMesh& m, KdVariant variant) {
@@ -233,7 +242,7 @@ std::vector<NamedTree> all_variants(const TestMesh& m) {
 
 void expect_matches_brute_force(const TestMesh& m, const std::vector<Ray>& rays,
                                 const std::vector<NamedTree>& trees) {
-  std::vector<SceneView> views;
+  std::vector<TreeView> views;
   for (const NamedTree& t : trees) views.push_back(make_view(m, t.tree));
   int failures = 0;
   for (size_t r = 0; r < rays.size() && failures < 10; ++r) {
@@ -243,11 +252,11 @@ void expect_matches_brute_force(const TestMesh& m, const std::vector<Ray>& rays,
     const bool any_expected = ref.tri != TS_KD_NO_TRIANGLE && ref.t < any_tmax;
     for (size_t v = 0; v < trees.size(); ++v) {
       Hit hit;
-      const int found = kd_intersect_closest(&views[v], ray.org, ray.dir, ray.tmin, ray.tmax, &hit);
+      const int found = kd_intersect_closest(&views[v].view, ray.org, ray.dir, ray.tmin, ray.tmax, &hit);
       const bool same = found ? ref.tri != TS_KD_NO_TRIANGLE &&
                                     (hit.tri == ref.tri || std::fabs(hit.t - ref.t) <= 1e-5f * std::fabs(ref.t))
                               : ref.tri == TS_KD_NO_TRIANGLE;
-      const int any = kd_intersect_any(&views[v], ray.org, ray.dir, ray.tmin, any_tmax);
+      const int any = kd_intersect_any(&views[v].view, ray.org, ray.dir, ray.tmin, any_tmax);
       if (!same || bool(any) != any_expected) {
         ++failures;
         ADD_FAILURE() << m.name << " " << trees[v].name << " ray " << r << " org (" << ray.org.x << ", " << ray.org.y
@@ -322,7 +331,7 @@ struct LayoutCheck {
     }
     counted.inner_references += refs;
     ASSERT_LE(path_refs + refs, max_path_refs);
-    const uint32_t below = kd_inner_below_child(node, w0), above = kd_inner_above_child(w0);
+    const uint32_t below = kd_dfs_below_child(node, w0), above = kd_dfs_above_child(w0);
     ASSERT_GT(above, below);
     walk(below, depth + 1, path_refs + refs);
     walk(above, depth + 1, path_refs + refs);
@@ -519,7 +528,8 @@ TEST(KdTree, ClosedMeshIsWatertight) {
     const size_t vertices = m.positions.size() / 3;
     for (KdVariant variant : {KdVariant::Standard, KdVariant::Choi, KdVariant::Seo}) {
       const PackedKdTree tree = build(m, variant);
-      const SceneView view = make_view(m, tree);
+      const TreeView tree_view = make_view(m, tree);
+      const SceneView& view = tree_view.view;
       int escaped = 0;
       std::mt19937 rng(11);
       std::uniform_real_distribution<float> unit(0.1f, 0.9f);
@@ -550,7 +560,8 @@ TEST(KdTree, TinyAndDegenerateInputs) {
   one.triangles = {0, 1, 2};
   for (KdVariant v : {KdVariant::Standard, KdVariant::Choi, KdVariant::Seo}) {
     const PackedKdTree t = build(one, v);
-    const SceneView view = make_view(one, t);
+    const TreeView tree_view = make_view(one, t);
+    const SceneView& view = tree_view.view;
     Hit hit;
     ASSERT_TRUE(kd_intersect_closest(&view, make_float3(0.25f, 0.25f, 1.0f), make_float3(0, 0, -1), 0.0f, INFINITY, &hit));
     EXPECT_EQ(hit.tri, 0u);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/base/error.h"
+#include "common/scene/kd_compact_layout.h"
 #include "kernels/accel/kdtree_layout.h"
 
 namespace tessera {
@@ -286,7 +287,8 @@ std::vector<uint32_t> padded_dfs_kd_nodes(std::span<const uint32_t> dfs_nodes) {
 }
 
 std::vector<uint32_t> device_kd_nodes(std::span<const uint32_t> dfs_nodes, const KdNodeLayout& layout) {
-  return layout.blocked ? make_blocked_kd_nodes(dfs_nodes, layout.block_slots) : padded_dfs_kd_nodes(dfs_nodes);
+  return layout.blocked ? make_blocked_kd_nodes(dfs_nodes, layout.block_slots)
+                        : padded_dfs_kd_nodes(make_compact_kd_nodes(dfs_nodes));
 }
 
 }  // namespace tessera

@@ -2,7 +2,7 @@
 // Which node layout of the kd-tree a device holds (kernels/accel/kdtree_layout.h), and the
 // blocked layout built from the .tpk's depth-first one at load time. Both layouts describe the same
 // tree, so traversal visits the same nodes in the same order and reports bit-identical hits.
-//   TESSERA_KD_LAYOUT=dfs        depth-first, as stored in the .tpk (default)
+//   TESSERA_KD_LAYOUT=dfs        depth-first without empty leaves (default; kd_compact_layout.h)
 //   TESSERA_KD_LAYOUT=blocked    treelets in 32-byte blocks (node, both children)
 //   TESSERA_KD_LAYOUT=blocked64  treelets in 64-byte blocks (node, children, grandchildren)
 #include <cstdint>
@@ -39,11 +39,12 @@ struct BlockedKdStats {
 std::vector<uint32_t> make_blocked_kd_nodes(std::span<const uint32_t> dfs_nodes, uint32_t block_slots,
                                             BlockedKdStats* stats = nullptr);
 
-// The depth-first array padded with empty slots to whole 64-byte blocks, so a kernel built with
+// A node array padded with empty slots to whole 64-byte blocks, so a kernel built with
 // TS_KD_NODE_CACHE (which loads whole blocks) can read it too.
 std::vector<uint32_t> padded_dfs_kd_nodes(std::span<const uint32_t> dfs_nodes);
 
-// The node array a device holds in `layout`.
+// The node array a device holds in `layout`, from the .tpk's depth-first nodes: blocked, or
+// depth-first without empty leaves (common/scene/kd_compact_layout.h), padded.
 std::vector<uint32_t> device_kd_nodes(std::span<const uint32_t> dfs_nodes, const KdNodeLayout& layout);
 
 }  // namespace tessera

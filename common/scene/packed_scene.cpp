@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/base/error.h"
+#include "common/scene/kd_compact_layout.h"
 #include "common/scene/mip_chain.h"
 #include "common/scene/normal_table.h"
 #include "common/scene/tpk_sections.h"
@@ -145,11 +146,12 @@ void PackedScene::validate(const std::string& name) {
       const uint32_t r0 = nodes[2 * (n + 1)], r1 = nodes[2 * (n + 1) + 1];
       if (r0 >= nt || (ref_count == 2 ? r1 >= nt : r1 != TS_KD_NO_TRIANGLE)) throw fail("kd-tree node reference out of range");
     }
-    const uint32_t below = kd_inner_below_child(n, w0), above = kd_inner_above_child(w0);
+    const uint32_t below = kd_dfs_below_child(n, w0), above = kd_dfs_above_child(w0);
     if (above <= n || below <= n || above >= slots || below >= slots) throw fail("kd-tree child index out of order");
     stack.push_back(above);
     stack.push_back(below);
   }
+  kd_nodes_ = make_compact_kd_nodes(nodes);
 }
 
 SceneView PackedScene::host_view() const {
@@ -181,7 +183,7 @@ SceneView PackedScene::host_view() const {
     v.flags |= TS_SCENE_HAS_TEXCOORDS;
     v.texcoords = section_as<float>(tpk::TEXCOORDS).data();
   }
-  v.kd_nodes = section_as<uint32_t>(tpk::KD_NODES).data();
+  v.kd_nodes = kd_nodes_.data();
   v.kd_leaf_refs = section_as<uint32_t>(tpk::KD_LEAF_REFS).data();
   const auto& b = manifest_.bounds();
   v.bounds_min_x = b.min().x();

@@ -36,6 +36,8 @@ class PackedScene {
   // Quantized vertices as 16-byte records, 4 words each (common/scene/vertex_records.h); empty
   // unless positions are quantized.
   const std::vector<uint32_t>& vertex_records() const { return vertex_records_; }
+  // The kd-tree nodes traversal reads: depth-first without empty leaves (common/scene/kd_compact_layout.h).
+  const std::vector<uint32_t>& kd_nodes() const { return kd_nodes_; }
 
   // A SceneView over host memory, for the CPU reference renderer and tests.
   SceneView host_view() const;
@@ -48,6 +50,7 @@ class PackedScene {
   std::vector<TpkSectionData> sections_;
   std::vector<uint16_t> normal_table_;
   std::vector<uint32_t> vertex_records_;
+  std::vector<uint32_t> kd_nodes_;
   uint64_t content_hash_ = 0;
 };
 

@@ -1,8 +1,8 @@
 /* The compact kd-tree as stored in device memory (Choi et al. 2013, extended by Seo et al. 2017:
  * an inner node may hold up to two triangle references). Every node is one 8-byte slot, two 32-bit
- * words, and a node's index is its slot's index. Two layouts of the same tree exist; both give the
- * very same traversal (same nodes visited in the same order, so bit-identical hits) and differ only
- * in where a node's children lie:
+ * words, and a node's index is its slot's index. Three layouts of the same tree exist; all give the
+ * very same traversal (the same non-empty nodes visited in the same order, so bit-identical hits)
+ * and differ in where a node's children lie:
  *
  *   word0 bits 0-1   kind: 0, 1, 2 = inner node splitting x, y, z; 3 = leaf
  *   inner node:
@@ -15,8 +15,16 @@
  *     word0 bits 2-31  number of triangles
  *     word1            1 triangle: its index; 2 or more: first index into kd_leaf_refs
  *
- * Depth-first ("dfs", the .tpk's KD_NODES section): the root is node 0, the child below the split
- * plane follows its parent (after the reference slot), word0 bits 4-31 index the child above.
+ * Depth-first (the .tpk's KD_NODES section): the root is node 0, the child below the split plane
+ * follows its parent (after the reference slot), word0 bits 4-31 index the child above.
+ *
+ * Depth-first without empty leaves ("dfs", what traversal reads by default; built at load time by
+ * common/scene/kd_compact_layout.cpp, for the host and the devices alike): the same order, but an
+ * empty leaf child is left out and marked in its parent, so no ray loads it (an eighth of the nodes
+ * a primary ray visited on Crytek Sponza, and of the slots):
+ *     word0 bit 4      the child below is an empty leaf (left out)
+ *     word0 bits 5-31  index of the child above, 0 when it is an empty leaf (the root is no child)
+ *     the child below, when there is one, follows its parent (after the reference slot)
  *
  * Blocked ("blocked", built at load time from the depth-first tree by common/scene/kd_blocked_layout.cpp,
  * selected with TESSERA_KD_LAYOUT=blocked and compiled with -D TS_KD_LAYOUT_BLOCKED=1): the slots are
@@ -39,7 +47,9 @@
 
 #define TS_KD_LEAF 3u
 #define TS_KD_NO_TRIANGLE 0xFFFFFFFFu
-#define TS_KD_MAX_NODE_INDEX 0x0FFFFFFFu /* 28 bits for the far child */
+#define TS_KD_MAX_NODE_INDEX 0x0FFFFFFFu /* 28 bits for the far child (.tpk) */
+#define TS_KD_COMPACT_MAX_NODE_INDEX 0x07FFFFFFu /* 27 bits (without empty leaves) */
+#define TS_KD_NO_CHILD 0u /* an empty leaf left out (the root is no node's child) */
 #define TS_KD_MAX_LEAF_COUNT 0x3FFFFFFFu
 #define TS_KD_BLOCKED_MAX_NODE_INDEX 0x01FFFFFFu /* 25 bits for the below child */
 #define TS_KD_BLOCKED_MAX_DELTA 8u
@@ -59,20 +69,30 @@ TS_FN uint kd_node_kind(uint word0) { return word0 & 3u; }
 TS_FN uint kd_inner_ref_count(uint word0) { return (word0 >> 2) & 3u; }
 TS_FN uint kd_leaf_count(uint word0) { return word0 >> 2; }
 
-/* Depth-first layout. */
+/* Depth-first layout (.tpk). */
 TS_FN uint kd_dfs_above_child(uint word0) { return word0 >> 4; }
 TS_FN uint kd_dfs_below_child(uint node, uint word0) { return node + 1u + (kd_inner_ref_count(word0) ? 1u : 0u); }
+
+/* Depth-first without empty leaves: TS_KD_NO_CHILD for a child left out. */
+TS_FN uint kd_compact_above_child(uint word0) { return word0 >> 5; }
+TS_FN uint kd_compact_below_child(uint node, uint word0) {
+  return (word0 & 16u) ? TS_KD_NO_CHILD : node + 1u + (kd_inner_ref_count(word0) ? 1u : 0u);
+}
+TS_FN uint kd_make_compact_inner_word0(uint axis, uint ref_count, int below_empty, uint above_child) {
+  return axis | (ref_count << 2) | (below_empty ? 16u : 0u) | (above_child << 5);
+}
 
 /* Blocked layout. */
 TS_FN uint kd_blocked_below_child(uint word0) { return word0 >> 7; }
 TS_FN uint kd_blocked_above_child(uint word0) { return (word0 >> 7) + ((word0 >> 4) & 7u) + 1u; }
 
-/* The children in the layout the kernels are built for. */
+/* The children in the layout the kernels are built for (blocked, or depth-first without empty
+ * leaves); TS_KD_NO_CHILD only in the latter. */
 TS_FN uint kd_inner_above_child(uint word0) {
 #if TS_KD_LAYOUT_BLOCKED
   return kd_blocked_above_child(word0);
 #else
-  return kd_dfs_above_child(word0);
+  return kd_compact_above_child(word0);
 #endif
 }
 TS_FN uint kd_inner_below_child(uint node, uint word0) {
@@ -80,7 +100,7 @@ TS_FN uint kd_inner_below_child(uint node, uint word0) {
   (void)node;
   return kd_blocked_below_child(word0);
 #else
-  return kd_dfs_below_child(node, word0);
+  return kd_compact_below_child(node, word0);
 #endif
 }
 

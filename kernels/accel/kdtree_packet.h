@@ -144,6 +144,7 @@ TS_FN void kd_traverse_packet(const SceneView* scene, const KdPacket* rays, int 
     while (kind != TS_KD_LEAF) {
       uint refs = kd_inner_ref_count(words.x);
       ts_intv active;
+      int descended;
       if (refs != 0u) {
         uint2 slot = ts_load_uint2(scene->kd_nodes, node + 1u);
         ts_intv mask = (t0 <= t1) & s.alive;
@@ -153,6 +154,7 @@ TS_FN void kd_traverse_packet(const SceneView* scene, const KdPacket* rays, int 
         t1 = ts_simd_min(t1, s.best);
       }
       active = (t0 <= t1) & s.alive;
+      descended = 0;
       if (ts_simd_any(active)) {
         /* kd_descend per lane; near/far is the packet's common order */
         const ts_floatv split = ts_simd_splat(ts_as_float(words.y));
@@ -170,10 +172,14 @@ TS_FN void kd_traverse_packet(const SceneView* scene, const KdPacket* rays, int 
         ts_intv need_far = ts_simd_select(ts - slack <= t1, near_is_below ? need_above : need_below, parallel) & active;
         ts_floatv t1_near = ts_simd_select(ts_simd_min(t1, ts + slack), t1, parallel);
         ts_floatv t0_far = ts_simd_select(ts_simd_max(t0, ts - slack), t0, parallel);
-        if (!ts_simd_any(need_far)) {
+        /* a child left out (an empty leaf) is neither visited nor pushed, as in kd_descend */
+        int has_near = near != TS_KD_NO_CHILD && ts_simd_any(need_near);
+        int has_far = far != TS_KD_NO_CHILD && ts_simd_any(need_far);
+        descended = has_near || has_far;
+        if (!has_far) {
           node = near;
           t1 = ts_simd_select(neg_inf, t1_near, need_near);
-        } else if (!ts_simd_any(need_near)) {
+        } else if (!has_near) {
           node = far;
           t0 = ts_simd_select(pos_inf, t0_far, need_far);
           t1 = ts_simd_select(neg_inf, t1, need_far);
@@ -187,9 +193,8 @@ TS_FN void kd_traverse_packet(const SceneView* scene, const KdPacket* rays, int 
           node = near;
           t1 = ts_simd_select(neg_inf, t1_near, need_near);
         }
-      } else if (!kd_packet_pop(stack_node, stack_t0, stack_t1, &sp, &s, &node, &t0, &t1)) {
-        return;
       }
+      if (!descended && !kd_packet_pop(stack_node, stack_t0, stack_t1, &sp, &s, &node, &t0, &t1)) return;
       words = ts_load_uint2(scene->kd_nodes, node);
       kind = kd_node_kind(words.x);
     }

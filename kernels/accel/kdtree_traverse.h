@@ -233,25 +233,24 @@ TS_FN int kd_pop(KdStack* s, uint* sp, float best, uint* node, float* t0, float*
 
 /* One step down from inner node `node` (first word word0, split word1) whose cell interval
  * [*t0, *t1] is not empty: sets *node to the near child, pushing the far one when the ray reaches
- * both, and clips the interval to the near child. */
-TS_FN void kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 inv_dir, uint word0, uint word1,
-                      uint* node, float* t0, float* t1) {
+ * both, and clips the interval to the near child. A child left out (an empty leaf, TS_KD_NO_CHILD)
+ * is neither pushed nor visited: when the near one is, the far one is visited at once with the
+ * interval it would have come off the stack with (t1 <= the closest hit already, and its t0 <= t1).
+ * Returns 0 when the ray reaches no child with anything in it; the caller pops. */
+TS_FN int kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 inv_dir, uint word0, uint word1,
+                     uint* node, float* t0, float* t1) {
   uint kind = kd_node_kind(word0);
   float split = ts_as_float(word1);
-  TS_KD_COUNT(inner, 1u);
   float o = v3_get(org, kind), d = v3_get(dir, kind);
   uint below = kd_inner_below_child(*node, word0);
   uint above = kd_inner_above_child(word0);
+  uint near_child, far_child = TS_KD_NO_CHILD;
+  float far_t0 = *t0, near_t1 = *t1;
+  TS_KD_COUNT(inner, 1u);
   if (d == 0.0f) {
     /* parallel to the plane: one side, or both when the ray lies in the plane */
-    if (o < split) {
-      *node = below;
-    } else if (o > split) {
-      *node = above;
-    } else {
-      kd_push(stack, sp, above, *t0, *t1);
-      *node = below;
-    }
+    near_child = o > split ? above : below;
+    if (!(o < split || o > split)) far_child = above; /* in the plane (or a NaN split): both */
   } else {
     float diff = split - o;
     float ts = diff == 0.0f ? 0.0f : diff * v3_get(inv_dir, kind); /* 0 * inf guard for tiny d */
@@ -259,15 +258,25 @@ TS_FN void kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 i
     uint first = d > 0.0f ? below : above; /* side the ray is on before ts */
     uint second = d > 0.0f ? above : below;
     if (ts - slack > *t1) {
-      *node = first;
+      near_child = first;
     } else if (ts + slack < *t0) {
-      *node = second;
+      near_child = second;
     } else {
-      kd_push(stack, sp, second, ts_fmax(*t0, ts - slack), *t1);
-      *node = first;
-      *t1 = ts_fmin(*t1, ts + slack);
+      near_child = first;
+      far_child = second;
+      far_t0 = ts_fmax(*t0, ts - slack);
+      near_t1 = ts_fmin(*t1, ts + slack);
     }
   }
+  if (near_child == TS_KD_NO_CHILD) {
+    *node = far_child;
+    *t0 = far_t0;
+    return far_child != TS_KD_NO_CHILD;
+  }
+  if (far_child != TS_KD_NO_CHILD) kd_push(stack, sp, far_child, far_t0, *t1);
+  *node = near_child;
+  *t1 = near_t1;
+  return 1;
 }
 
 /* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). The triangles of a node
@@ -305,11 +314,9 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
      * 2009, "while-while"). */
     while (kind != TS_KD_LEAF ? kd_inner_ref_count(words.x) == 0u : kd_leaf_count(words.x) == 0u) {
       /* an empty leaf is left here too, without a pass through the triangle tests */
-      if (kind != TS_KD_LEAF && t0 <= t1) {
-        kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1);
-      } else if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) {
+      if (!(kind != TS_KD_LEAF && t0 <= t1 && kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1)) &&
+          !kd_pop(&stack, &sp, best, &node, &t0, &t1))
         return found;
-      }
       words = kd_load_node(&node_cache, nodes, node);
       kind = kd_node_kind(words.x);
       TS_KD_COUNT(node, 1u);
@@ -339,11 +346,9 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       } else {
         /* the node's own triangles may have shortened the ray; then its split as usual */
         t1 = ts_fmin(t1, best);
-        if (t0 <= t1) {
-          kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1);
-        } else if (!kd_pop(&stack, &sp, best, &node, &t0, &t1)) {
+        if (!(t0 <= t1 && kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, &node, &t0, &t1)) &&
+            !kd_pop(&stack, &sp, best, &node, &t0, &t1))
           break;
-        }
       }
     }
   }

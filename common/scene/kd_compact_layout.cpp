@@ -1,0 +1,52 @@
+#include "common/scene/kd_compact_layout.h"
+
+#include "common/base/error.h"
+#include "kernels/accel/kdtree_layout.h"
+
+namespace tessera {
+namespace {
+
+bool is_empty_leaf(std::span<const uint32_t> nodes, uint32_t node) {
+  const uint32_t w0 = nodes[2 * size_t(node)];
+  return kd_node_kind(w0) == TS_KD_LEAF && kd_leaf_count(w0) == 0;
+}
+
+}  // namespace
+
+std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes) {
+  std::vector<uint32_t> out;
+  out.reserve(dfs_nodes.size());
+  constexpr uint32_t kNoParent = 0xFFFFFFFFu;
+  struct Item {
+    uint32_t node;         // in dfs_nodes
+    uint32_t above_of;     // slot in `out` whose above-child index this node is, or kNoParent
+  };
+  std::vector<Item> stack{{0, kNoParent}};
+  while (!stack.empty()) {
+    const Item item = stack.back();
+    stack.pop_back();
+    const size_t slot = out.size() / 2;
+    if (slot > TS_KD_COMPACT_MAX_NODE_INDEX) throw Error("kd-tree has too many nodes for 27-bit child indices");
+    if (item.above_of != kNoParent) out[2 * size_t(item.above_of)] |= uint32_t(slot) << 5;
+    const uint32_t w0 = dfs_nodes[2 * size_t(item.node)], w1 = dfs_nodes[2 * size_t(item.node) + 1];
+    if (kd_node_kind(w0) == TS_KD_LEAF) {
+      out.push_back(w0);
+      out.push_back(w1);
+      continue;
+    }
+    const uint32_t refs = kd_inner_ref_count(w0);
+    const uint32_t below = kd_dfs_below_child(item.node, w0), above = kd_dfs_above_child(w0);
+    const bool below_empty = is_empty_leaf(dfs_nodes, below);
+    out.push_back(kd_make_compact_inner_word0(kd_node_kind(w0), refs, below_empty, 0));
+    out.push_back(w1);
+    if (refs) {  // the reference slot follows its node
+      out.push_back(dfs_nodes[2 * size_t(item.node) + 2]);
+      out.push_back(dfs_nodes[2 * size_t(item.node) + 3]);
+    }
+    if (!is_empty_leaf(dfs_nodes, above)) stack.push_back({above, uint32_t(slot)});
+    if (!below_empty) stack.push_back({below, kNoParent});  // popped next: follows its parent
+  }
+  return out;
+}
+
+}  // namespace tessera
