@@ -132,12 +132,13 @@ TEST(KdNodeLayout, BlockedIsTheSameTreeForRandomShapes) {
 }
 
 // Depth-first without empty leaves: node for node the .tpk's tree, in the same order, with every
-// empty leaf child left out and marked in its parent.
-void expect_same_tree_without_empty_leaves(std::span<const uint32_t> dfs, std::span<const uint32_t> compact) {
+// empty leaf child left out and marked in its parent, and each leaf's triangles beside it.
+void expect_same_tree_without_empty_leaves(std::span<const uint32_t> dfs, std::span<const uint32_t> refs,
+                                           std::span<const uint32_t> compact, size_t* left_out) {
   auto empty_leaf = [&](uint32_t n) {
     return kd_node_kind(dfs[2 * n]) == TS_KD_LEAF && kd_leaf_count(dfs[2 * n]) == 0;
   };
-  size_t empty_children = 0;
+  size_t& empty_children = *left_out;
   uint32_t next_slot = 0;  // depth-first order: each node's slot is the next one
   struct Pair {
     uint32_t d, c;
@@ -149,13 +150,23 @@ void expect_same_tree_without_empty_leaves(std::span<const uint32_t> dfs, std::s
     ASSERT_EQ(p.c, next_slot);
     ASSERT_LT(2 * size_t(p.c) + 1, compact.size());
     const uint32_t dw0 = dfs[2 * p.d], cw0 = compact[2 * p.c];
-    ASSERT_EQ(dfs[2 * p.d + 1], compact[2 * p.c + 1]);
     ASSERT_EQ(kd_node_kind(dw0), kd_node_kind(cw0));
     next_slot = p.c + 1;
     if (kd_node_kind(dw0) == TS_KD_LEAF) {
       ASSERT_EQ(dw0, cw0);
+      const uint32_t count = kd_leaf_count(dw0);
+      if (count <= 1) {
+        ASSERT_EQ(dfs[2 * p.d + 1], compact[2 * p.c + 1]);
+        continue;
+      }
+      const uint32_t slots = 1 + count / 2;  // word1 and the following slots, two triangles each
+      ASSERT_LE(2 * size_t(p.c + slots), compact.size());
+      for (uint32_t i = 0; i < count; ++i) ASSERT_EQ(compact[2 * size_t(p.c) + 1 + i], refs[dfs[2 * p.d + 1] + i]) << i;
+      if (count % 2 == 0) ASSERT_EQ(compact[2 * size_t(p.c) + 1 + count], TS_KD_NO_TRIANGLE);
+      next_slot = p.c + slots;
       continue;
     }
+    ASSERT_EQ(dfs[2 * p.d + 1], compact[2 * p.c + 1]);
     ASSERT_EQ(kd_inner_ref_count(dw0), kd_inner_ref_count(cw0));
     if (kd_inner_ref_count(dw0)) {
       ASSERT_EQ(dfs[2 * p.d + 2], compact[2 * p.c + 2]);
@@ -171,21 +182,21 @@ void expect_same_tree_without_empty_leaves(std::span<const uint32_t> dfs, std::s
     if (!empty_leaf(below)) stack.push_back({below, c_below});
   }
   EXPECT_EQ(size_t(next_slot), compact.size() / 2);
-  EXPECT_LE(compact.size() / 2 + empty_children, dfs.size() / 2);
 }
 
 TEST(KdNodeLayout, CompactIsTheSameTreeWithoutEmptyLeaves) {
   const RandomShape shapes[] = {{3000, 0.05, 0.1}, {3000, 0.5, 0.0}, {2000, 0.3, 0.9}, {1, 1.0, 0.0}, {200, 0.2, 1.0}};
-  size_t left_out = 0;
+  std::vector<uint32_t> refs(1003);  // random_dfs_tree's lists start below 1000 and hold up to 3
+  for (uint32_t i = 0; i < refs.size(); ++i) refs[i] = i * 7 + 1;
+  size_t empty_leaves = 0;
   for (uint32_t seed = 1; seed <= 6; ++seed)
     for (const RandomShape& s : shapes) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(s.nodes) + " nodes");
       const auto dfs = random_dfs_tree(seed, s.nodes, s.leaf_chance, s.ref_chance);
-      const auto compact = make_compact_kd_nodes(dfs);
-      expect_same_tree_without_empty_leaves(dfs, compact);
-      left_out += dfs.size() - compact.size();
+      const auto compact = make_compact_kd_nodes(dfs, refs);
+      expect_same_tree_without_empty_leaves(dfs, refs, compact, &empty_leaves);
     }
-  EXPECT_GT(left_out, 0u) << "the random trees have empty leaves";
+  EXPECT_GT(empty_leaves, 0u) << "the random trees have empty leaves to leave out";
 }
 
 TEST(KdNodeLayout, BlocksHoldTreelets) {
@@ -232,11 +243,12 @@ struct LayoutView {
   SceneView view;
 };
 
-std::vector<LayoutView> layout_views(const SceneView& dfs_view, std::span<const uint32_t> dfs_nodes) {
+std::vector<LayoutView> layout_views(const SceneView& dfs_view, std::span<const uint32_t> dfs_nodes,
+                                     std::span<const uint32_t> leaf_refs) {
   std::vector<LayoutView> views;
   views.push_back({&testing::kBlocked4Traversal, make_blocked_kd_nodes(dfs_nodes, 4), dfs_view});
   views.push_back({&testing::kBlocked8Traversal, make_blocked_kd_nodes(dfs_nodes, 8), dfs_view});
-  views.push_back({&testing::kDfsCachedTraversal, padded_dfs_kd_nodes(make_compact_kd_nodes(dfs_nodes)), dfs_view});
+  views.push_back({&testing::kDfsCachedTraversal, padded_dfs_kd_nodes(make_compact_kd_nodes(dfs_nodes, leaf_refs)), dfs_view});
   for (auto& v : views) v.view.kd_nodes = v.nodes.data();
   return views;
 }
@@ -246,8 +258,9 @@ bool same_hit(const Hit& a, const Hit& b) { return std::memcmp(&a, &b, sizeof(Hi
 // Random rays in and around the box, a quarter of them axis-parallel or with zero components,
 // some with tmin > 0 or a finite tmax; each traced closest, any-hit and in a packet of four.
 // Returns how many hit something.
-int expect_layouts_agree(const SceneView& dfs_view, std::span<const uint32_t> dfs_nodes, uint32_t seed, int rays) {
-  const auto views = layout_views(dfs_view, dfs_nodes);
+int expect_layouts_agree(const SceneView& dfs_view, std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs,
+                         uint32_t seed, int rays) {
+  const auto views = layout_views(dfs_view, dfs_nodes, leaf_refs);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> unit(0.0f, 1.0f), sym(-1.0f, 1.0f);
   const float lo[3] = {dfs_view.bounds_min_x, dfs_view.bounds_min_y, dfs_view.bounds_min_z};
@@ -316,7 +329,7 @@ struct MeshView {
 MeshView mesh_view(const std::vector<float>& positions, const std::vector<uint32_t>& triangles,
                    const pack::PackedKdTree& tree) {
   MeshView out;
-  out.nodes = make_compact_kd_nodes(tree.nodes);
+  out.nodes = make_compact_kd_nodes(tree.nodes, tree.leaf_refs);
   SceneView& s = out.view;
   std::memset(&s, 0, sizeof s);
   s.triangle_count = uint32_t(triangles.size() / 3);
@@ -379,7 +392,7 @@ TEST(KdNodeLayout, SmallTreesTraceTheSameHits) {
       const pack::PackedKdTree tree = pack::build_kdtree(m.positions, m.triangles, options);
       const MeshView view = mesh_view(m.positions, m.triangles, tree);
       for (uint32_t block : {4u, 8u}) expect_same_tree(tree.nodes, make_blocked_kd_nodes(tree.nodes, block), block);
-      const int hits = expect_layouts_agree(view.view, tree.nodes, 5, 2000);
+      const int hits = expect_layouts_agree(view.view, tree.nodes, tree.leaf_refs, 5, 2000);
       EXPECT_GT(hits, m.triangles.size() == 3 ? 50 : 400) << "too few hits to test much";
     }
 }
@@ -409,7 +422,7 @@ TEST(KdNodeLayout, CrytekSponzaTracesTheSameHits) {
     expect_same_tree(dfs, blocked, block);
     EXPECT_GT(stats.inner_with_local_children * 4, stats.inner_nodes) << "block " << block;
   }
-  EXPECT_GT(expect_layouts_agree(scene.host_view(), dfs, 9, 6000), 4000);
+  EXPECT_GT(expect_layouts_agree(scene.host_view(), dfs, scene.section_as<uint32_t>(tpk::KD_LEAF_REFS), 9, 6000), 4000);
 }
 
 // ---- OpenCL (PoCL here) ----

@@ -146,7 +146,7 @@ struct TreeView {
 
 TreeView make_view(const TestMesh& m, const PackedKdTree& tree) {
   TreeView out;
-  out.nodes = make_compact_kd_nodes(tree.nodes);
+  out.nodes = make_compact_kd_nodes(tree.nodes, tree.leaf_refs);
   SceneView& s = out.view;
   std::memset(&s, 0, sizeof s);
   s.flags = 0;  // float positions

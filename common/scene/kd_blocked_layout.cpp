@@ -286,9 +286,10 @@ std::vector<uint32_t> padded_dfs_kd_nodes(std::span<const uint32_t> dfs_nodes) {
   return words;
 }
 
-std::vector<uint32_t> device_kd_nodes(std::span<const uint32_t> dfs_nodes, const KdNodeLayout& layout) {
+std::vector<uint32_t> device_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs,
+                                      const KdNodeLayout& layout) {
   return layout.blocked ? make_blocked_kd_nodes(dfs_nodes, layout.block_slots)
-                        : padded_dfs_kd_nodes(make_compact_kd_nodes(dfs_nodes));
+                        : padded_dfs_kd_nodes(make_compact_kd_nodes(dfs_nodes, leaf_refs));
 }
 
 }  // namespace tessera

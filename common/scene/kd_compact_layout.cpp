@@ -13,7 +13,7 @@ bool is_empty_leaf(std::span<const uint32_t> nodes, uint32_t node) {
 
 }  // namespace
 
-std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes) {
+std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs) {
   std::vector<uint32_t> out;
   out.reserve(dfs_nodes.size());
   constexpr uint32_t kNoParent = 0xFFFFFFFFu;
@@ -30,8 +30,15 @@ std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes)
     if (item.above_of != kNoParent) out[2 * size_t(item.above_of)] |= uint32_t(slot) << 5;
     const uint32_t w0 = dfs_nodes[2 * size_t(item.node)], w1 = dfs_nodes[2 * size_t(item.node) + 1];
     if (kd_node_kind(w0) == TS_KD_LEAF) {
+      // word1 holds the first triangle, the slots after it the others, two a slot
+      const uint32_t count = kd_leaf_count(w0);
       out.push_back(w0);
-      out.push_back(w1);
+      if (count <= 1) {
+        out.push_back(w1);
+        continue;
+      }
+      for (uint32_t i = 0; i < count; ++i) out.push_back(leaf_refs[size_t(w1) + i]);
+      if (out.size() % 2) out.push_back(TS_KD_NO_TRIANGLE);
       continue;
     }
     const uint32_t refs = kd_inner_ref_count(w0);

@@ -151,7 +151,7 @@ void PackedScene::validate(const std::string& name) {
     stack.push_back(above);
     stack.push_back(below);
   }
-  kd_nodes_ = make_compact_kd_nodes(nodes);
+  kd_nodes_ = make_compact_kd_nodes(nodes, refs);
 }
 
 SceneView PackedScene::host_view() const {

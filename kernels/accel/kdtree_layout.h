@@ -25,6 +25,9 @@
  *     word0 bit 4      the child below is an empty leaf (left out)
  *     word0 bits 5-31  index of the child above, 0 when it is an empty leaf (the root is no child)
  *     the child below, when there is one, follows its parent (after the reference slot)
+ *   and a leaf's triangles lie beside it instead of in kd_leaf_refs: word1 holds the first, the
+ *   slots that follow the others, two a slot (the last slot padded with TS_KD_NO_TRIANGLE), so a
+ *   leaf's list is read without a dependent load (kd_leaf_triangles):
  *
  * Blocked ("blocked", built at load time from the depth-first tree by common/scene/kd_blocked_layout.cpp,
  * selected with TESSERA_KD_LAYOUT=blocked and compiled with -D TS_KD_LAYOUT_BLOCKED=1): the slots are
@@ -112,6 +115,20 @@ TS_FN uint kd_make_blocked_inner_word0(uint axis, uint ref_count, uint below_chi
   return axis | (ref_count << 2) | ((above_child - below_child - 1u) << 4) | (below_child << 7);
 }
 TS_FN uint kd_make_leaf_word0(uint count) { return TS_KD_LEAF | (count << 2); }
+
+/* The triangle indices of leaf `node` (first word word0, second word1): count of them from the
+ * returned pointer, or word1 itself when count is 1 (callers read word1 from the pointer then). */
+TS_FN TS_GLOBAL const uint* kd_leaf_triangles(TS_GLOBAL const uint* nodes, TS_GLOBAL const uint* leaf_refs, uint node,
+                                             uint word0, uint word1) {
+#if TS_KD_LAYOUT_BLOCKED
+  return kd_leaf_count(word0) == 1u ? nodes + 2u * node + 1u : leaf_refs + word1;
+#else
+  (void)leaf_refs;
+  (void)word0;
+  (void)word1;
+  return nodes + 2u * node + 1u;
+#endif
+}
 
 /* Node loads. With TS_KD_NODE_CACHE the block holding the node is loaded whole (TS_KD_BLOCK_SLOTS
  * slots, 16-byte loads that do not depend on each other) and kept; the next node of the same block

@@ -326,7 +326,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
        * slot that follows it */
       int leaf = kind == TS_KD_LEAF;
       uint count = leaf ? kd_leaf_count(words.x) : kd_inner_ref_count(words.x);
-      TS_GLOBAL const uint* refs = !leaf ? nodes + 2u * node + 2u : (count == 1u ? nodes + 2u * node + 1u : leaf_refs + words.y);
+      TS_GLOBAL const uint* refs = !leaf ? nodes + 2u * node + 2u : kd_leaf_triangles(nodes, leaf_refs, node, words.x, words.y);
       uint i = 0u;
       if (leaf) TS_KD_COUNT(leaf, 1u); else TS_KD_COUNT(inner_refs, count);
 #ifdef TS_KD_CPU

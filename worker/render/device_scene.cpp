@@ -58,7 +58,8 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
   const SceneView view = scene.host_view();
   // The node layout the kernels were built for (program.cpp adds its -D options); the .tpk holds
   // the depth-first one.
-  const std::vector<uint32_t> kd_nodes = device_kd_nodes(scene.section_as<uint32_t>(tpk::KD_NODES), kd_layout);
+  const std::vector<uint32_t> kd_nodes =
+      device_kd_nodes(scene.section_as<uint32_t>(tpk::KD_NODES), scene.section_as<uint32_t>(tpk::KD_LEAF_REFS), kd_layout);
   kd_node_bytes_ = kd_nodes.size() * sizeof(uint32_t);
   constants_ = scene_constants(view);
   const bool pack = index_width == TriangleIndexWidth::packed_when_possible &&
@@ -80,7 +81,8 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
       {"texcoords_quantized", (view.flags & TS_SCENE_POSITIONS_QUANTIZED) ? std::span<const uint8_t>{}
                                                                           : scene.section(tpk::TEXCOORDS_QUANTIZED)},
       {"kd_nodes", as_bytes(kd_nodes)},
-      {"kd_leaf_refs", scene.section(tpk::KD_LEAF_REFS)},
+      // only the blocked layouts read leaf lists apart from the nodes
+      {"kd_leaf_refs", kd_layout.blocked ? scene.section(tpk::KD_LEAF_REFS) : std::span<const uint8_t>{}},
   };
   const ShadingData shading = ShadingData::build(scene);
   std::vector<Upload> shade = {
