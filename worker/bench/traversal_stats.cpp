@@ -9,6 +9,15 @@ namespace {
 // The counters kernels/accel/kdtree_traverse.h adds to (TS_KD_COUNT), one set per thread.
 struct KdCounts {
   uint64_t node = 0, inner = 0, leaf = 0, triangle = 0, push = 0, pop = 0, inner_refs = 0;
+  void add(const KdCounts& o) {
+    node += o.node;
+    inner += o.inner;
+    leaf += o.leaf;
+    triangle += o.triangle;
+    push += o.push;
+    pop += o.pop;
+    inner_refs += o.inner_refs;
+  }
 };
 thread_local KdCounts kd_counts;
 }  // namespace
@@ -27,13 +36,7 @@ struct Totals {
   KdCounts sum;
   uint64_t rays = 0, steps = 0, warp_max_steps = 0;
   void add(const Totals& o) {
-    sum.node += o.sum.node;
-    sum.inner += o.sum.inner;
-    sum.leaf += o.sum.leaf;
-    sum.triangle += o.sum.triangle;
-    sum.push += o.sum.push;
-    sum.pop += o.sum.pop;
-    sum.inner_refs += o.sum.inner_refs;
+    sum.add(o.sum);
     rays += o.rays;
     steps += o.steps;
     warp_max_steps += o.warp_max_steps;
@@ -60,15 +63,7 @@ Totals count_rays(const CameraParams& camera, Trace trace) {
             longest = std::max(longest, steps);
             totals.steps += steps;
             ++totals.rays;
-            Totals one;
-            one.sum = kd_counts;
-            totals.sum.node += one.sum.node;
-            totals.sum.inner += one.sum.inner;
-            totals.sum.leaf += one.sum.leaf;
-            totals.sum.triangle += one.sum.triangle;
-            totals.sum.push += one.sum.push;
-            totals.sum.pop += one.sum.pop;
-            totals.sum.inner_refs += one.sum.inner_refs;
+            totals.sum.add(kd_counts);
           }
         totals.warp_max_steps += longest * kWarpW * kWarpH;
       }
