@@ -161,8 +161,12 @@ void expect_same_tree_without_empty_leaves(std::span<const uint32_t> dfs, std::s
       }
       const uint32_t slots = 1 + count / 2;  // word1 and the following slots, two triangles each
       ASSERT_LE(2 * size_t(p.c + slots), compact.size());
-      for (uint32_t i = 0; i < count; ++i) ASSERT_EQ(compact[2 * size_t(p.c) + 1 + i], refs[dfs[2 * p.d + 1] + i]) << i;
-      if (count % 2 == 0) ASSERT_EQ(compact[2 * size_t(p.c) + 1 + count], TS_KD_NO_TRIANGLE);
+      for (uint32_t i = 0; i < count; ++i) {
+        ASSERT_EQ(compact[2 * size_t(p.c) + 1 + i], refs[dfs[2 * p.d + 1] + i]) << i;
+      }
+      if (count % 2 == 0) {
+        ASSERT_EQ(compact[2 * size_t(p.c) + 1 + count], TS_KD_NO_TRIANGLE);
+      }
       next_slot = p.c + slots;
       continue;
     }

@@ -128,6 +128,12 @@ TEST_F(TraversalVariants, LocalStackOfSixteenEntries) {
   expect_default_hits("-D TS_KD_LOCAL_STACK=16", "");
 }
 
+// Shadow rays from their far end: any order gives an any-hit ray the same answer.
+TEST_F(TraversalVariants, ShadowRaysFarChildFirst) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("-D TS_KD_SHADOW_FAR_FIRST=1", "");
+}
+
 TEST_F(TraversalVariants, PersistentWorkGroups) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   // 1 group per compute unit: each takes many blocks
