@@ -295,6 +295,18 @@ TS_FN int kd_descend(KdStack* stack, uint* sp, float3 org, float3 dir, float3 in
   return 1;
 }
 
+/* Whether the traversal walks on past a node without testing triangles: an inner node holding
+ * none, and in the blocked layouts an empty leaf too. The default layout has no empty leaves below
+ * the root (an empty root passes through the triangle tests with nothing to test), and the shorter
+ * test alone gave the H100 2 % more primary and 5 % more diffuse rays. */
+TS_FN int kd_walks_past(uint kind, uint word0) {
+#if TS_KD_LAYOUT_BLOCKED
+  return kind != TS_KD_LEAF ? kd_inner_ref_count(word0) == 0u : kd_leaf_count(word0) == 0u;
+#else
+  return kind != TS_KD_LEAF && kd_inner_ref_count(word0) == 0u;
+#endif
+}
+
 /* Shared traversal: any_hit = 1 returns at the first hit in (tmin, tmax). The triangles of a node
  * (a leaf's, or the one or two an inner node holds) are tested at one place in the loop, so the
  * decode and intersection code exists once in the compiled kernel. */
@@ -329,8 +341,7 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
     /* Inner nodes without triangles first, until this ray reaches a node with some: the lanes of a
      * SIMD group then enter their triangle tests together instead of taking turns (Aila and Laine
      * 2009, "while-while"). */
-    while (kind != TS_KD_LEAF ? kd_inner_ref_count(words.x) == 0u : kd_leaf_count(words.x) == 0u) {
-      /* an empty leaf is left here too, without a pass through the triangle tests */
+    while (kd_walks_past(kind, words.x)) {
       if (!(kind != TS_KD_LEAF && t0 <= t1 && kd_descend(&stack, &sp, org, dir, inv_dir, words.x, words.y, far_first, &node, &t0, &t1)) &&
           !kd_pop(&stack, &sp, best, &node, &t0, &t1))
         return found;
