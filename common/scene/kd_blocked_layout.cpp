@@ -6,7 +6,6 @@
 #include <string>
 
 #include "common/base/error.h"
-#include "common/scene/kd_compact_layout.h"
 #include "kernels/accel/kdtree_layout.h"
 
 namespace tessera {
@@ -286,10 +285,9 @@ std::vector<uint32_t> padded_dfs_kd_nodes(std::span<const uint32_t> dfs_nodes) {
   return words;
 }
 
-std::vector<uint32_t> device_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs,
+std::vector<uint32_t> device_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> compact_nodes,
                                       const KdNodeLayout& layout) {
-  return layout.blocked ? make_blocked_kd_nodes(dfs_nodes, layout.block_slots)
-                        : padded_dfs_kd_nodes(make_compact_kd_nodes(dfs_nodes, leaf_refs));
+  return layout.blocked ? make_blocked_kd_nodes(dfs_nodes, layout.block_slots) : padded_dfs_kd_nodes(compact_nodes);
 }
 
 }  // namespace tessera

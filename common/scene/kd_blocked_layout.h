@@ -43,10 +43,10 @@ std::vector<uint32_t> make_blocked_kd_nodes(std::span<const uint32_t> dfs_nodes,
 // TS_KD_NODE_CACHE (which loads whole blocks) can read it too.
 std::vector<uint32_t> padded_dfs_kd_nodes(std::span<const uint32_t> dfs_nodes);
 
-// The node array a device holds in `layout`, from the .tpk's depth-first nodes and leaf lists:
-// blocked (its leaves still read kd_leaf_refs), or depth-first without empty leaves and with the
-// leaf lists inline (common/scene/kd_compact_layout.h), padded.
-std::vector<uint32_t> device_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs,
+// The node array a device holds in `layout`: blocked, built from the .tpk's depth-first nodes (its
+// leaves still read kd_leaf_refs), or the depth-first nodes without empty leaves that PackedScene
+// built at load (common/scene/kd_compact_layout.h), padded.
+std::vector<uint32_t> device_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> compact_nodes,
                                       const KdNodeLayout& layout);
 
 }  // namespace tessera

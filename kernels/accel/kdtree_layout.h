@@ -27,7 +27,7 @@
  *     the child below, when there is one, follows its parent (after the reference slot)
  *   and a leaf's triangles lie beside it instead of in kd_leaf_refs: word1 holds the first, the
  *   slots that follow the others, two a slot (the last slot padded with TS_KD_NO_TRIANGLE), so a
- *   leaf's list is read without a dependent load (kd_leaf_triangles):
+ *   leaf's list is read without a dependent load (kd_leaf_triangles).
  *
  * Blocked ("blocked", built at load time from the depth-first tree by common/scene/kd_blocked_layout.cpp,
  * selected with TESSERA_KD_LAYOUT=blocked and compiled with -D TS_KD_LAYOUT_BLOCKED=1): the slots are

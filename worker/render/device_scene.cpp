@@ -53,17 +53,17 @@ std::vector<uint32_t> packed_triangle_indices(std::span<const uint32_t> indices)
 }  // namespace
 
 DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene,
-                         const KdNodeLayout& kd_layout, TriangleIndexWidth index_width)
+                         const KdNodeLayout& kd_layout)
     : scene_(scene), kd_layout_(kd_layout) {
   const SceneView view = scene.host_view();
   // The node layout the kernels were built for (program.cpp adds its -D options); the .tpk holds
   // the depth-first one.
   const std::vector<uint32_t> kd_nodes =
-      device_kd_nodes(scene.section_as<uint32_t>(tpk::KD_NODES), scene.section_as<uint32_t>(tpk::KD_LEAF_REFS), kd_layout);
+      device_kd_nodes(scene.section_as<uint32_t>(tpk::KD_NODES), scene.kd_nodes(), kd_layout);
   kd_node_bytes_ = kd_nodes.size() * sizeof(uint32_t);
   constants_ = scene_constants(view);
-  const bool pack = index_width == TriangleIndexWidth::packed_when_possible &&
-                    scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
+  // 8 bytes a triangle where the scene has few enough vertices, else 12 as in the .tpk
+  const bool pack = scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
   const std::vector<uint32_t> packed_triangles =
       pack ? packed_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES)) : std::vector<uint32_t>{};
   if (pack) constants_.flags |= TS_SCENE_PACKED_TRIANGLES;

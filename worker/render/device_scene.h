@@ -16,17 +16,12 @@
 
 namespace tessera {
 
-// How the device stores the triangles' vertex indices: 8 bytes a triangle where the scene has few
-// enough vertices (TS_SCENE_PACKED_TRIANGLES), else as the .tpk does, 12 bytes.
-enum class TriangleIndexWidth { packed_when_possible, full };
-
 class DeviceScene {
  public:
   // kd_layout must be the layout the kernels were built for (TESSERA_KD_LAYOUT unless a caller
   // builds its programs with other layout options).
   DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene,
-              const KdNodeLayout& kd_layout = kd_node_layout_from_environment(),
-              TriangleIndexWidth index_width = TriangleIndexWidth::packed_when_possible);
+              const KdNodeLayout& kd_layout = kd_node_layout_from_environment());
 
   static constexpr cl_uint kSceneArgCount = 12;
   static constexpr cl_uint kShadingArgCount = 9;
@@ -40,7 +35,6 @@ class DeviceScene {
   uint64_t kd_node_bytes() const { return kd_node_bytes_; }
   // Triangles, vertices, kd-tree nodes and leaf lists: the memory ray traversal reads.
   uint64_t mesh_tree_bytes() const { return mesh_tree_bytes_; }
-  bool packed_triangles() const { return (constants_.flags & TS_SCENE_PACKED_TRIANGLES) != 0; }
   // Build options of the programs that render this scene: on GPUs the scene's flags as constants
   // (TS_SCENE_FLAGS, kernels/scene/scene_view.h), empty on CPU devices.
   const std::string& build_options() const { return build_options_; }
