@@ -107,6 +107,16 @@ TS_FN uint kd_inner_below_child(uint node, uint word0) {
 #endif
 }
 
+/* The child below of an inner node known to hold no triangle references (no slot to skip): the
+ * traversal's walk loop, whose nodes hold none, saves the reference-count test. */
+TS_FN uint kd_plain_below_child(uint node, uint word0) {
+#if TS_KD_LAYOUT_BLOCKED
+  (void)node;
+  return kd_blocked_below_child(word0);
+#else
+  return (word0 & 16u) ? TS_KD_NO_CHILD : node + 1u;
+#endif
+}
 TS_FN uint kd_make_inner_word0(uint axis, uint ref_count, uint above_child) {
   return axis | (ref_count << 2) | (above_child << 4);
 }
