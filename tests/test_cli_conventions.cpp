@@ -64,6 +64,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"cluster-bench", "--workers many"},
       {"cross-arm64", "test --jobs 0"},
       {"hosts", "status"},
+      {"kernel-sass", "x.clbin --arch 90"},
       {"live-bench", "x.tpk --workers many"},
       {"local-cluster", "start many"},
       {"make-bundle", "--programs 'not a list' out"},

@@ -4,6 +4,8 @@
 // tessera-worker daemons that tessera-master then renders with.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cluster_test_support.h"
 #include "common/base/error.h"
 #include "common/net/asio.h"
@@ -236,6 +238,39 @@ TEST(DeployScripts, AndroidPushStartStopAndAddressesThroughAdb) {
   one_line(testing::run_command("ANDROID_NDK=" + dir.path().string() + " " + script("android") + " build"), "does not point at an NDK");
   one_line(testing::run_command(android + "start --serial NOPE" + common), "did not start");
   one_line(testing::run_command(android + "push" + common), "--secret", 2);  // a usage error
+}
+
+// deploy/kernel-sass reads Tessera's kernel cache entries: a PTX entry gives one line a kernel with its
+// registers (ptxas, where the CUDA toolkit is installed), anything else one error line.
+TEST(DeployScripts, KernelSassReadsCacheEntries) {
+  TempDir dir("kernel_sass");
+  const std::string script = testing::shell_word(testing::source_dir() / "deploy" / "kernel-sass");
+  // A cache entry: magic, key, size, checksum (8 bytes each; the script checks the magic only), then the binary.
+  auto entry = [&](const std::string& name, const std::string& binary) {
+    testing::write_text(dir / name, "TSCLBIN1" + std::string(24, 'x') + binary);
+  };
+  entry("pocl.clbin", "an ELF object, not PTX");
+  const auto not_ptx = testing::run_command_split(script + " " + testing::shell_word(dir / "pocl.clbin") + " -o " +
+                                                  testing::shell_word(dir / "out"));
+  const bool has_ptxas = testing::run_command("command -v ptxas || test -x /usr/local/cuda/bin/ptxas").exit_code == 0;
+  EXPECT_EQ(not_ptx.exit_code, 1) << not_ptx.err;
+  EXPECT_EQ(std::count(not_ptx.err.begin(), not_ptx.err.end(), '\n'), 1) << not_ptx.err;
+  EXPECT_NE(not_ptx.err.find(has_ptxas ? "holds no PTX" : "ptxas not found"), std::string::npos) << not_ptx.err;
+  testing::write_text(dir / "stray.clbin", "not a cache entry");
+  const auto stray = testing::run_command_split(script + " " + testing::shell_word(dir / "stray.clbin"));
+  EXPECT_EQ(stray.exit_code, 1);
+  if (!has_ptxas) GTEST_SKIP() << "no ptxas here: the PTX case needs the CUDA toolkit";
+  EXPECT_NE(stray.err.find("not a Tessera kernel cache entry"), std::string::npos) << stray.err;
+  entry("nvidia.clbin", ".version 7.0\n.target sm_50\n.address_size 64\n"
+                        ".visible .entry add_one(.param .u64 p)\n{\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<3>;\n"
+                        "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  ld.global.u32 %r1, [%rd2];\n"
+                        "  add.s32 %r2, %r1, 1;\n  st.global.u32 [%rd2], %r2;\n  ret;\n}\n");
+  const auto ok = testing::run_command_split(script + " " + testing::shell_word(dir / "nvidia.clbin") + " --arch sm_90 -o " +
+                                             testing::shell_word(dir / "out"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("nvidia add_one"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find(" registers,"), std::string::npos) << ok.out;
+  EXPECT_TRUE(fs::exists(dir / "out" / "nvidia.ptx"));
 }
 
 }  // namespace
