@@ -25,6 +25,7 @@
 #include "worker/render/pathtrace_device_sums.h"
 #include "worker/daemon/frame_setup.h"
 #include "worker/render/pathtrace_frame.h"
+#include "worker/render/pathtrace_registers.h"
 #include "opencl_test_support.h"
 
 namespace tessera {
@@ -900,6 +901,28 @@ TEST(PathTraceTileBatch, PairsAreHandedOverOneByOneInOrder) {
     EXPECT_EQ(handed, waves[0] == '1' ? 0u : run.tiles.size() / 2);
     EXPECT_EQ(renderer.cache().size(), 0u);
   }
+}
+
+// The path tracer's register cap goes only to devices that take NVIDIA's build options, after the
+// scene's options; TESSERA_PT_REGISTERS moves it, and 255 leaves the compiler its choice.
+TEST(PathTraceRegisters, CapOnlyWhereTheDeviceTakesNvidiaOptions) {
+  cl::DeviceInfo nvidia, other;
+  nvidia.nv_compiler_options = true;
+  EXPECT_EQ(pathtrace_build_options(other, "-D TS_SCENE_FLAGS=3"), "-D TS_SCENE_FLAGS=3");
+  EXPECT_EQ(pathtrace_build_options(nvidia, "-D TS_SCENE_FLAGS=3"),
+            "-D TS_SCENE_FLAGS=3 -cl-nv-maxrregcount=" + std::to_string(kPathTraceRegisters));
+  EXPECT_EQ(pathtrace_build_options(nvidia, ""), "-cl-nv-maxrregcount=" + std::to_string(kPathTraceRegisters));
+  {
+    testing::ScopedEnv env("TESSERA_PT_REGISTERS", "72");
+    EXPECT_EQ(pathtrace_build_options(nvidia, "-D X"), "-D X -cl-nv-maxrregcount=72");
+    EXPECT_EQ(pathtrace_build_options(other, "-D X"), "-D X");
+  }
+  {
+    testing::ScopedEnv env("TESSERA_PT_REGISTERS", "255");
+    EXPECT_EQ(pathtrace_build_options(nvidia, "-D X"), "-D X");
+  }
+  testing::ScopedEnv bad("TESSERA_PT_REGISTERS", "15");
+  EXPECT_THROW(pathtrace_build_options(nvidia, ""), Error);
 }
 
 TEST(TesseraRender, PathtraceOptionsAndBadInput) {

@@ -187,6 +187,7 @@ TEST(TraversalVariantOptions, BadRenderSwitchesAreRefusedAtStart) {
   const std::pair<const char*, const char*> switches[] = {{"TESSERA_PT_WAVES=0", "bad TESSERA_PT_WAVES '0'"},
                                                           {"TESSERA_PT_WAVES=3x", "bad TESSERA_PT_WAVES '3x'"},
                                                           {"TESSERA_PERSISTENT_GROUPS=-2", "bad TESSERA_PERSISTENT_GROUPS '-2'"},
+                                                          {"TESSERA_PT_REGISTERS=8", "bad TESSERA_PT_REGISTERS '8'"},
                                                           {"TESSERA_KD_LAYOUT=bfs", "TESSERA_KD_LAYOUT must be"}};
   for (const std::string& program : programs)
     for (const auto& [assignment, message] : switches) {

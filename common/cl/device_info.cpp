@@ -77,6 +77,9 @@ DeviceInfo query_device_info(cl_platform_id platform, cl_device_id device) {
   info.correctly_rounded_divide_sqrt =
       (device_value<cl_device_fp_config>(device, CL_DEVICE_SINGLE_FP_CONFIG, "CL_DEVICE_SINGLE_FP_CONFIG") &
        CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+  // Space-separated names; match whole names only.
+  const std::string extensions = " " + device_string(device, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS") + " ";
+  info.nv_compiler_options = extensions.find(" cl_nv_compiler_options ") != std::string::npos;
   return info;
 }
 

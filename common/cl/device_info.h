@@ -27,6 +27,8 @@ struct DeviceInfo {
   // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT in CL_DEVICE_SINGLE_FP_CONFIG: the device can divide and
   // take square roots correctly rounded, as the host does (OpenCL's default allows 2.5 and 3 ulp).
   bool correctly_rounded_divide_sqrt = false;
+  // cl_nv_compiler_options: NVIDIA's build options such as -cl-nv-maxrregcount are accepted.
+  bool nv_compiler_options = false;
 };
 
 DeviceInfo query_device_info(cl_platform_id platform, cl_device_id device);

@@ -13,6 +13,7 @@
 #include "kernels/device/cpu/pathtrace_cpu.h"
 #include "worker/render/device_scene.h"
 #include "worker/render/pathtrace_device_sums.h"
+#include "worker/render/pathtrace_registers.h"
 #include "worker/render/pathtrace_tile_batch.h"
 #include "worker/render/persistent_launch.h"
 
@@ -60,7 +61,8 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
       : device_(cl::Device::open(options.device)),
         budget_(device_, options.gpu_memory_limit),
         scene_(device_, budget_, scene),
-        program_(cl::build_program(device_, "kernels/device/opencl/pathtrace.cl", scene_.build_options())),
+        program_(cl::build_program(device_, "kernels/device/opencl/pathtrace.cl",
+                                   pathtrace_build_options(device_.info(), scene_.build_options()))),
         persistent_groups_(persistent_groups_from_environment()),
         primary_(program_.kernel("pathtrace_primary")),
         paths_(program_.kernel(persistent_groups_ ? "pathtrace_paths_persistent" : "pathtrace_paths")),
