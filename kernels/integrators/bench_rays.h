@@ -60,6 +60,10 @@ TS_FN int bench_diffuse_ray(const SceneView* scene, const CameraParams* cam, uin
   return 1;
 }
 
+/* The seed of the diffuse bounces: the timed kernels, the Embree peer and the host counts of
+ * --stats all trace the same rays. */
+#define TS_BENCH_DIFFUSE_SEED 7u
+
 /* Offset of secondary ray origins: a small fraction of the scene's size. */
 TS_FN float bench_epsilon(const SceneView* s) {
   float3 d = make_float3(s->bounds_max_x - s->bounds_min_x, s->bounds_max_y - s->bounds_min_y, s->bounds_max_z - s->bounds_min_z);

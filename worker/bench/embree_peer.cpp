@@ -72,7 +72,7 @@ std::vector<RayKindResult> host_trace(const PackedScene& scene, const CameraPara
   out.push_back({"diffuse", hit_count, timed(h, [&](uint32_t y) {
                    for (uint32_t x = 0; x < w; ++x) {
                      const size_t i = size_t(y) * w + x;
-                     bounce[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], 7u);
+                     bounce[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], TS_BENCH_DIFFUSE_SEED);
                    }
                  }), hash(bounce)});
   return out;
@@ -172,7 +172,7 @@ std::vector<RayKindResult> embree_trace(const PackedScene& scene, const CameraPa
     rtcInitIntersectContext(&context);
     for (uint32_t x = 0; x < w; ++x) {
       float3 org, dir;
-      if (!bench_diffuse_ray(&view, &camera, x, y, hits[size_t(y) * w + x], 7u, eps, &org, &dir)) continue;
+      if (!bench_diffuse_ray(&view, &camera, x, y, hits[size_t(y) * w + x], TS_BENCH_DIFFUSE_SEED, eps, &org, &dir)) continue;
       RTCRayHit rh;
       set_ray(rh.ray, org, dir, INFINITY);
       rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;

@@ -10,6 +10,7 @@
 #include "common/cl/device_memory.h"
 #include "common/cl/program.h"
 #include "common/render/camera_setup.h"
+#include "kernels/integrators/bench_rays.h"  // TS_BENCH_DIFFUSE_SEED
 #include "kernels/render/ray_octant_sort.h"
 #include "worker/bench/embree_peer.h"
 #include "worker/render/device_scene.h"
@@ -177,7 +178,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   arg = device_scene.set_scene_args(diffuse);
   diffuse.set_arg(arg++, camera);
   diffuse.set_arg(arg++, hits);
-  diffuse.set_arg(arg++, cl_uint(7));
+  diffuse.set_arg(arg++, cl_uint(TS_BENCH_DIFFUSE_SEED));
   diffuse.set_arg(arg++, bounce);
   double diffuse_ms = 0;
   if (sorted) {

@@ -110,7 +110,7 @@ std::vector<TraversalStats> traversal_stats(const PackedScene& scene, const Came
                           })));
   out.push_back(summarize("diffuse", count_rays(camera, [&](uint32_t x, uint32_t y) {
                             const float4 rec = hits[size_t(y) * camera.width + x];
-                            return rec.x >= 0.0f && bench_trace_diffuse(&view, &camera, x, y, rec, 7u).x > -2.0f;
+                            return rec.x >= 0.0f && bench_trace_diffuse(&view, &camera, x, y, rec, TS_BENCH_DIFFUSE_SEED).x > -2.0f;
                           })));
   return out;
 }
