@@ -234,11 +234,13 @@ PackReport pack_scene(const PackOptions& options) {
   }
   if (m.quantization().positions()) {
     // In memory the quantized vertices, the cell table and the quantized texture coordinates are
-    // one 16-byte record a vertex (common/scene/vertex_records.h).
+    // one 16-byte record a vertex with the position decoded, and a 2-byte normal index beside it
+    // (common/scene/vertex_records.h).
     for (const auto& s : m.sections())
       if (s.kind() == tpk::QUANTIZED_VERTICES || s.kind() == tpk::CELL_TABLE || s.kind() == tpk::TEXCOORDS_QUANTIZED)
         report.mesh_device_bytes -= s.raw_size();
     report.mesh_device_bytes += kVertexRecordBytes * m.vertices();
+    if (m.quantization().normals()) report.mesh_device_bytes += kNormalIndexBytes * m.vertices();
   }
   if (m.quantization().normals()) report.mesh_device_bytes += uint64_t(kNormalTableSize) * 6;  // halves
   report.mesh_original_bytes = 32 * m.vertices() + 12 * m.triangles() + 8;

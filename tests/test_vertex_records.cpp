@@ -1,6 +1,6 @@
-// Quantized vertices in memory: one 16-byte record a vertex, built at load time from the .tpk's
-// split sections (common/scene/vertex_records.h). The records must give every position, normal and
-// texture coordinate the split form gives.
+// Quantized vertices in memory: one 16-byte record a vertex with the position decoded, and a normal
+// index beside it, built at load time from the .tpk's split sections (common/scene/vertex_records.h).
+// They must give every position, normal and texture coordinate the split form gives, bit for bit.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,29 +13,36 @@
 namespace tessera {
 namespace {
 
-TEST(VertexRecords, GatherCellNormalAndTexcoordIntoOneRecord) {
-  const std::vector<uint32_t> vertices = {0x3FFFFFFFu, 1u | 7u << 16, 5u | 1u << 10, 0u | 65535u << 16};
-  const std::vector<uint32_t> cells = {3u | 4u << 16, 5u, 65535u | 1u << 16, 65535u};
-  const std::vector<uint16_t> texcoords = {1, 2, 65535, 32768};
-  const auto records = make_vertex_records(vertices, cells, texcoords);
-  ASSERT_EQ(records.size(), 8u);
-  EXPECT_EQ(records[0], 0x3FFFFFFFu);
-  EXPECT_EQ(records[1], 65535u | 1u << 16);  // cell 1
-  EXPECT_EQ(records[2], 65535u | 7u << 16);  // k of cell 1, normal 7
-  EXPECT_EQ(records[3], 1u | 2u << 16);
-  EXPECT_EQ(records[4], 5u | 1u << 10);
-  EXPECT_EQ(records[5], 3u | 4u << 16);  // cell 0
-  EXPECT_EQ(records[6], 5u | 65535u << 16);
-  EXPECT_EQ(records[7], 65535u | 32768u << 16);
-  const auto plain = make_vertex_records(vertices, cells, {});
-  EXPECT_EQ(plain[3], 0u);
-  EXPECT_EQ(plain[7], 0u);
-}
-
 uint32_t bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   return u;
+}
+
+TEST(VertexRecords, HoldTheDecodedPositionAndTexcoordWithNormalsApart) {
+  const std::vector<uint32_t> vertices = {0x3FFFFFFFu, 1u | 7u << 16, 5u | 1u << 10, 0u | 65535u << 16};
+  const std::vector<uint32_t> cells = {3u | 4u << 16, 5u, 65535u | 1u << 16, 65535u};
+  const std::vector<uint16_t> texcoords = {1, 2, 65535, 32768};
+  const PositionDecoding decoding{{-2.5f, 0.0f, 10.0f}, 0.25f};
+  const auto records = make_vertex_records(vertices, cells, texcoords, decoding);
+  ASSERT_EQ(records.size(), 8u);
+  // vertex 0: cell 1 (65535, 1, 65535), offsets 1023 each: the far corner of that cell
+  EXPECT_EQ(records[0], bits(-2.5f + 65536.0f * 0.25f));
+  EXPECT_EQ(records[1], bits(0.0f + 2.0f * 0.25f));
+  EXPECT_EQ(records[2], bits(10.0f + 65536.0f * 0.25f));
+  EXPECT_EQ(records[3], 1u | 2u << 16);
+  // vertex 1: cell 0 (3, 4, 5), offsets (5, 1, 0), as the kernels' shared decode gives them
+  const float3 p = decode_quantized_position(5u | 1u << 10, 3u | 4u << 16, 5u, -2.5f, 0.0f, 10.0f, 0.25f);
+  EXPECT_EQ(records[4], bits(p.x));
+  EXPECT_EQ(records[5], bits(p.y));
+  EXPECT_EQ(records[6], bits(p.z));
+  EXPECT_GT(p.x, -2.5f + 3.0f * 0.25f);
+  EXPECT_LT(p.x, -2.5f + 4.0f * 0.25f);
+  EXPECT_EQ(records[7], 65535u | 32768u << 16);
+  const auto plain = make_vertex_records(vertices, cells, {}, decoding);
+  EXPECT_EQ(plain[3], 0u);
+  EXPECT_EQ(plain[7], 0u);
+  EXPECT_EQ(make_normal_indices(vertices), (std::vector<uint16_t>{7, 65535}));
 }
 
 TEST(VertexRecords, LoadedSceneReadsWhatTheSplitSectionsHold) {
@@ -65,8 +72,9 @@ TEST(VertexRecords, LoadedSceneReadsWhatTheSplitSectionsHold) {
   for (uint32_t v = 0; v < scene.vertex_count(); ++v) {
     SCOPED_TRACE("vertex " + std::to_string(v));
     const uint32_t cell = words[2 * v + 1] & 0xFFFFu, normal = words[2 * v + 1] >> 16;
-    const float3 expected = decode_quantized_position(words[2 * v], cells[2 * cell], cells[2 * cell + 1], view.anchor_x,
-                                                      view.anchor_y, view.anchor_z, view.cell_size);
+    const auto& q = scene.manifest().quantization();
+    const float3 expected = decode_quantized_position(words[2 * v], cells[2 * cell], cells[2 * cell + 1], q.anchor().x(),
+                                                      q.anchor().y(), q.anchor().z(), q.cell_size());
     const float3 p = scene_vertex_position(&view, v);
     EXPECT_EQ(bits(p.x), bits(expected.x));
     EXPECT_EQ(bits(p.y), bits(expected.y));

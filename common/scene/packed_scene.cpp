@@ -72,9 +72,13 @@ void PackedScene::validate(const std::string& name) {
         if (words[2 * v + 1] >> 16) throw fail("normal index without quantized normals");
   }
   if (q.normals() && !q.positions()) throw fail("quantized normals need quantized positions");
-  if (q.positions())  // sizes and cell indices checked above
-    vertex_records_ = make_vertex_records(section_as<uint32_t>(tpk::QUANTIZED_VERTICES), section_as<uint32_t>(tpk::CELL_TABLE),
-                                          section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED));
+  if (q.positions()) {  // sizes and cell indices checked above
+    const PositionDecoding decoding{{q.anchor().x(), q.anchor().y(), q.anchor().z()}, q.cell_size()};
+    const auto vertices = section_as<uint32_t>(tpk::QUANTIZED_VERTICES);
+    vertex_records_ = make_vertex_records(vertices, section_as<uint32_t>(tpk::CELL_TABLE),
+                                          section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED), decoding);
+    if (q.normals()) normal_indices_ = make_normal_indices(vertices);
+  }
 
   // Texture lookups turn u * width into an int: float texcoords must be finite and bounded so
   // that no lookup overflows (16-bit quantized ones always are).
@@ -162,15 +166,12 @@ SceneView PackedScene::host_view() const {
   if (q.positions()) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED;
     v.vertex_records = vertex_records_.data();
-    v.anchor_x = q.anchor().x();
-    v.anchor_y = q.anchor().y();
-    v.anchor_z = q.anchor().z();
-    v.cell_size = q.cell_size();
   } else {
     v.positions = section_as<float>(tpk::POSITIONS).data();
   }
   if (q.normals()) {
     v.flags |= TS_SCENE_HAS_NORMALS | TS_SCENE_NORMALS_QUANTIZED;
+    v.normal_indices = normal_indices_.data();
     v.normal_table = normal_table_.data();
   } else if (!section(tpk::NORMALS).empty()) {
     v.flags |= TS_SCENE_HAS_NORMALS;

@@ -33,9 +33,11 @@ class PackedScene {
   }
   // The unit-normal table as halves (empty unless normals are quantized).
   const std::vector<uint16_t>& normal_table() const { return normal_table_; }
-  // Quantized vertices as 16-byte records, 4 words each (common/scene/vertex_records.h); empty
-  // unless positions are quantized.
+  // Quantized vertices as 16-byte records, 4 words each, positions decoded (common/scene/vertex_records.h);
+  // empty unless positions are quantized.
   const std::vector<uint32_t>& vertex_records() const { return vertex_records_; }
+  // The normal-table index of each vertex; empty unless normals are quantized.
+  const std::vector<uint16_t>& normal_indices() const { return normal_indices_; }
   // The kd-tree nodes traversal reads: depth-first without empty leaves (common/scene/kd_compact_layout.h).
   const std::vector<uint32_t>& kd_nodes() const { return kd_nodes_; }
 
@@ -44,12 +46,13 @@ class PackedScene {
   uint32_t material_of(uint32_t triangle) const;
 
  private:
-  void validate(const std::string& name);  // also builds vertex_records_
+  void validate(const std::string& name);  // also builds vertex_records_ and normal_indices_
 
   tpk::Manifest manifest_;
   std::vector<TpkSectionData> sections_;
   std::vector<uint16_t> normal_table_;
   std::vector<uint32_t> vertex_records_;
+  std::vector<uint16_t> normal_indices_;
   std::vector<uint32_t> kd_nodes_;
   uint64_t content_hash_ = 0;
 };

@@ -1,7 +1,7 @@
 /* Vertex positions of up to TS_SIMD_LANES triangles at once, for the CPU's batched triangle test. All
- * loads of one level (triangle -> vertex indices -> quantized vertices -> geometry cells) are
- * issued before any is used, so a core waits for the memory once per level rather than once per
- * triangle; the decode then runs lane-parallel. Bit-identical to scene_vertex_position. */
+ * loads of one level (triangle -> vertex indices -> vertices) are issued before any is used, so a
+ * core waits for the memory once per level rather than once per triangle. Bit-identical to
+ * scene_vertex_position. */
 #ifndef TESSERA_KERNELS_SCENE_SCENE_GATHER_H
 #define TESSERA_KERNELS_SCENE_SCENE_GATHER_H
 #include "kernels/geom/triangle_batch.h"
@@ -20,25 +20,14 @@ TS_FN void scene_gather_triangles(const SceneView* scene, TS_GLOBAL const uint* 
     vertex[1][i] = t.y;
     vertex[2][i] = t.z;
   }
-  if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) {
-    uint offsets[3][TS_SIMD_LANES], cell_ij[3][TS_SIMD_LANES], cell_k[3][TS_SIMD_LANES];
-    const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
+  if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) { /* records: the decoded position in x, y, z */
     for (k = 0u; k < 3u; ++k)
       for (i = 0u; i < TS_SIMD_LANES; ++i) {
         uint4 r = ts_load_uint4(scene->vertex_records, vertex[k][i]);
-        offsets[k][i] = r.x;
-        cell_ij[k][i] = r.y;
-        cell_k[k][i] = r.z & 0xFFFFu;
+        batch->p[k][0][i] = ts_as_float(r.x);
+        batch->p[k][1][i] = ts_as_float(r.y);
+        batch->p[k][2][i] = ts_as_float(r.z);
       }
-    for (k = 0u; k < 3u; ++k) { /* decode_quantized_position lane-parallel */
-      ts_uintv o = ts_simd_load_uint(offsets[k]), ij = ts_simd_load_uint(cell_ij[k]);
-      ts_floatv fx = ts_simd_from_uint(ij & 0xFFFFu) + ts_simd_from_uint(o & 1023u) * ts_simd_splat(inv_levels);
-      ts_floatv fy = ts_simd_from_uint(ij >> 16) + ts_simd_from_uint((o >> 10) & 1023u) * ts_simd_splat(inv_levels);
-      ts_floatv fz = ts_simd_from_uint(ts_simd_load_uint(cell_k[k])) + ts_simd_from_uint((o >> 20) & 1023u) * ts_simd_splat(inv_levels);
-      ts_simd_store(ts_simd_splat(scene->anchor_x) + fx * ts_simd_splat(scene->cell_size), batch->p[k][0]);
-      ts_simd_store(ts_simd_splat(scene->anchor_y) + fy * ts_simd_splat(scene->cell_size), batch->p[k][1]);
-      ts_simd_store(ts_simd_splat(scene->anchor_z) + fz * ts_simd_splat(scene->cell_size), batch->p[k][2]);
-    }
   } else {
     for (k = 0u; k < 3u; ++k)
       for (i = 0u; i < TS_SIMD_LANES; ++i) {

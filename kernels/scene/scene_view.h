@@ -1,12 +1,16 @@
-/* The packed scene as the kernels see it: one pointer per device buffer plus the quantization
- * parameters. Every attribute is either stored as floats or quantized as in Seo et al. 2022 §3.1:
+/* The packed scene as the kernels see it: one pointer per device buffer plus a few constants. Every
+ * attribute is either stored as floats or quantized as in Seo et al. 2022 §3.1:
  *   position  = 16-bit geometry-cell index + three 10-bit offsets inside the cell
  *   normal    = 16-bit index into a table of unit normals
  *   texcoord  = two 16-bit fixed-point values (1 integer bit and 15 fraction bits in the paper;
  *               the integer bits are chosen per material, see MaterialGpu.texcoord_scale)
- * 12 bytes a vertex when all three are quantized; 3 x 32-bit vertex indices a triangle. In memory a
- * quantized vertex is one 16-byte record (common/scene/vertex_records.h): offsets; cell i | j << 16;
- * cell k | normal << 16; texcoord u | v << 16. */
+ * That is the .tpk's form (12 bytes a vertex). In memory a vertex of a quantized scene is one
+ * 16-byte record (common/scene/vertex_records.h): its position decoded once at load time
+ * (decode_quantized_position, the very floats the packer built the kd-tree over) and its quantized
+ * texture coordinate; its normal index lies apart (normal_indices, 2 bytes). The record once held
+ * the offsets, the cell's coordinates and the normal index instead: a vertex now takes 18 bytes of
+ * device memory instead of 16, and a triangle test decodes nothing (decoding in the test cost the
+ * H100 14-16 % of its rays). 3 x 32-bit vertex indices a triangle (or 8 bytes, packed, below). */
 #ifndef TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #define TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #include "kernels/base/vec.h"
@@ -51,9 +55,8 @@ typedef struct SceneView {
   TS_GLOBAL const uint* triangles;        /* 3 vertex indices per triangle (or packed in 2 words, see above) */
   TS_GLOBAL const float* positions;       /* xyz per vertex (positions not quantized) */
   TS_GLOBAL const uint* vertex_records; /* 4 words per vertex (positions quantized) */
-  float anchor_x, anchor_y, anchor_z;     /* minimum corner of the cell grid */
-  float cell_size;
   TS_GLOBAL const float* normals;         /* xyz per vertex (normals not quantized) */
+  TS_GLOBAL const ushort* normal_indices; /* normal-table index per vertex (normals quantized) */
   TS_GLOBAL const ushort* normal_table;   /* xyz per entry, IEEE half */
   TS_GLOBAL const float* texcoords;       /* uv per vertex (texcoords not quantized) */
   TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point (positions not quantized) */
@@ -70,8 +73,6 @@ typedef struct SceneView {
 typedef struct SceneConstants {
   uint flags;
   uint triangle_count;
-  float anchor_x, anchor_y, anchor_z;
-  float cell_size;
   float bounds_min_x, bounds_min_y, bounds_min_z;
   float bounds_max_x, bounds_max_y, bounds_max_z;
 } SceneConstants;
@@ -79,10 +80,6 @@ typedef struct SceneConstants {
 TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
   v->flags = c->flags;
   v->triangle_count = c->triangle_count;
-  v->anchor_x = c->anchor_x;
-  v->anchor_y = c->anchor_y;
-  v->anchor_z = c->anchor_z;
-  v->cell_size = c->cell_size;
   v->bounds_min_x = c->bounds_min_x;
   v->bounds_min_y = c->bounds_min_y;
   v->bounds_min_z = c->bounds_min_z;
@@ -91,8 +88,9 @@ TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
   v->bounds_max_z = c->bounds_max_z;
 }
 
-/* Decodes a quantized position; the packer builds the kd-tree over exactly these values. */
-/* cell_ij = i | j << 16, cell_k = k: the geometry cell's integer coordinates. */
+/* Decodes a quantized position (the .tpk's cell and offsets; at load time, into the vertex records);
+ * the packer builds the kd-tree over exactly these values. cell_ij = i | j << 16, cell_k = k: the
+ * geometry cell's integer coordinates; anchor and cell_size from the .tpk's Quantization. */
 TS_FN float3 decode_quantized_position(uint offsets, uint cell_ij, uint cell_k, float anchor_x, float anchor_y,
                                        float anchor_z, float cell_size) {
   const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
@@ -156,9 +154,8 @@ TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
 
 TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
   if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) {
-    uint4 r = ts_load_uint4(scene->vertex_records, vertex);
-    return decode_quantized_position(r.x, r.y, r.z & 0xFFFFu, scene->anchor_x, scene->anchor_y, scene->anchor_z,
-                                     scene->cell_size);
+    uint4 r = ts_load_uint4(scene->vertex_records, vertex); /* one 16-byte load; w: the texcoord */
+    return make_float3(ts_as_float(r.x), ts_as_float(r.y), ts_as_float(r.z));
   }
   return v3_load(scene->positions + 3u * vertex);
 }
@@ -174,7 +171,7 @@ TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0,
 TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
   if (scene_flags(scene) & TS_SCENE_NORMALS_QUANTIZED)
   {
-    TS_GLOBAL const ushort* n = scene->normal_table + 3u * (scene->vertex_records[4u * vertex + 2u] >> 16);
+    TS_GLOBAL const ushort* n = scene->normal_table + 3u * (uint)scene->normal_indices[vertex];
     return make_float3(ts_half_to_float(n), ts_half_to_float(n + 1), ts_half_to_float(n + 2));
   }
   return v3_load(scene->normals + 3u * vertex);

@@ -75,6 +75,7 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
       {"positions", scene.section(tpk::POSITIONS)},
       {"vertex_records", as_bytes(scene.vertex_records())},
       {"normals", scene.section(tpk::NORMALS)},
+      {"normal_indices", as_bytes(scene.normal_indices())},
       {"normal_table", (view.flags & TS_SCENE_NORMALS_QUANTIZED) ? as_bytes(table) : std::span<const uint8_t>{}},
       {"texcoords", scene.section(tpk::TEXCOORDS)},
       // with quantized positions the vertex records hold the texture coordinates

@@ -13,12 +13,12 @@ typedef struct ShadingCounts {
   uint pad;
 } ShadingCounts;
 
-/* 11 arguments. The scene and shading buffers are read-only and never written through another
+/* 12 arguments. The scene and shading buffers are read-only and never written through another
  * argument, so they are declared restrict: that lets GPUs load them through the read-only cache. */
 #define TS_SCENE_PARAMS                                                                               \
   const SceneConstants scene_constants, __global const uint *restrict triangles,                     \
       __global const float *restrict positions, __global const uint *restrict vertex_records,        \
-      __global const float *restrict normals,                                                         \
+      __global const float *restrict normals, __global const ushort *restrict normal_indices,         \
       __global const ushort *restrict normal_table, __global const float *restrict texcoords,        \
       __global const ushort *restrict texcoords_q, __global const uint *restrict kd_nodes,           \
       __global const uint *restrict kd_leaf_refs
@@ -53,6 +53,7 @@ typedef struct ShadingCounts {
   view.positions = positions;                        \
   view.vertex_records = vertex_records;              \
   view.normals = normals;                            \
+  view.normal_indices = normal_indices;              \
   view.normal_table = normal_table;                  \
   view.texcoords = texcoords;                        \
   view.texcoords_q = texcoords_q;                    \
