@@ -13,12 +13,12 @@ namespace tessera::pack::kd {
 // SAH constants (Wald & Havran 2006 notation). K_T : K_I trades memory for speed; on Crytek Sponza
 // (Seo variant, KdBuildOptions::traversal_cost): 4.5 : 1 gives 13 bytes of tree a triangle and 27
 // triangle tests a primary ray, 3 : 1 18 B and 20 tests, 2.5 : 1 22 B and 15 tests (1.25x the
-// primary rays a second of 4.5 : 1 on an H100, 1.1x on a CPU), 2 : 1 28 B and 8 tests (1.35x),
-// 1.5 : 1 38 B. Mesh + tree must stay under 43 bytes a triangle on the device: the default is the
-// lowest K_T that keeps Crytek Sponza there. A small empty-space bonus: larger ones buy no speed
+// primary rays a second of 4.5 : 1 on an H100, 1.1x on a CPU), 2.25 : 1 24 B (another 1.03x),
+// 2 : 1 28 B and 8 tests, 1.5 : 1 38 B. Mesh + tree must stay under 43 bytes a triangle on the
+// device: the default is the lowest K_T that keeps Crytek Sponza there (42.9). A small empty-space bonus: larger ones buy no speed
 // here but add empty leaves (8 bytes each).
 struct SahCosts {
-  double traversal = 2.5;     // K_T
+  double traversal = 2.25;    // K_T
   double intersection = 1.0;  // K_I
   double empty_bonus = 0.1;
 };
