@@ -4,6 +4,7 @@
 // path) give every lane the hit the ray alone gets.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "common/scene/packed_scene.h"
@@ -72,8 +73,8 @@ void check_scene(const PackedScene& scene, uint32_t seed) {
 }
 
 // Packets of four rays: coherent ones (a shared origin toward neighbouring targets), packets with
-// lanes switched off or with a finite tmax, and packets whose direction signs differ (traced ray by
-// ray). Every lane must report exactly what kd_traverse reports for that ray.
+// lanes switched off or with a finite tmax, lanes in the root's split plane whose 1/d overflows, and
+// packets whose direction signs differ (traced ray by ray). Every lane must report exactly what kd_traverse reports for that ray.
 void check_packets(const PackedScene& scene, uint32_t seed) {
   const SceneView view = scene.host_view();
   const auto& b = scene.manifest().bounds();
@@ -81,6 +82,8 @@ void check_packets(const PackedScene& scene, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> unit(0.0f, 1.0f), sym(-1.0f, 1.0f);
   int hits = 0, coherent = 0;
+  const uint32_t root_axis = kd_node_kind(view.kd_nodes[0]);  // 3: the root is a leaf
+  const float root_split = ts_as_float(view.kd_nodes[1]);
   for (int p = 0; p < 400; ++p) {
     KdPacket packet;
     float o[3], target[3];
@@ -96,6 +99,13 @@ void check_packets(const PackedScene& scene, uint32_t seed) {
       d = v3_normalize(v3_add(d, v3_scale(make_float3(sym(rng), sym(rng), sym(rng)), spread * len)));
       if (p % 10 == 5 && l == 1) d = make_float3(0.0f, d.y, d.z);  // parallel to the x planes
       packet.org[l] = make_float3(o[0], o[1], o[2]);
+      if (p % 10 == 7 && l == 3 && root_axis < 3) {  // in the root's split plane, 1/d overflowing: both sides
+        float org[3] = {o[0], o[1], o[2]}, dir[3] = {d.x, d.y, d.z};
+        org[root_axis] = root_split;
+        dir[root_axis] = std::copysign(1e-40f, dir[root_axis]);
+        packet.org[l] = make_float3(org[0], org[1], org[2]);
+        d = make_float3(dir[0], dir[1], dir[2]);
+      }
       packet.dir[l] = d;
       packet.tmin[l] = 0.0f;
       packet.tmax[l] = p % 5 == 1 ? 0.5f * len : INFINITY;

@@ -163,13 +163,15 @@ TS_FN void kd_traverse_packet(const SceneView* scene, const KdPacket* rays, int 
         uint below = kd_inner_below_child(node, words.x), above = kd_inner_above_child(words.x);
         int near_is_below = !negative[kind]; /* rays along the plane go below first, as kd_descend */
         uint near = near_is_below ? below : above, far = near_is_below ? above : below;
-        ts_floatv diff = split - oa;
-        ts_floatv ts = ts_simd_select(diff * inv[kind], zero, diff == zero);
-        ts_floatv slack = ts_simd_max(ts, -ts) * ts_simd_splat(TS_KD_T_SLACK);
+        /* kd_descend's formula: a lane whose 1/d overflowed meets the plane at +-inf, or at NaN in
+         * it, and then needs both children (the negated comparisons); the slack stays finite */
+        ts_floatv ts = (split - oa) * inv[kind];
+        ts_floatv slack = ts_simd_min(ts_simd_splat(TS_KD_MAX_SLACK), ts_simd_max(ts, -ts) * ts_simd_splat(TS_KD_T_SLACK));
+        /* lanes parallel to the plane: one side, or both in it (the packet's order need not be theirs) */
         ts_intv parallel = da == zero;
-        ts_intv need_below = oa <= split, need_above = oa >= split; /* lanes parallel to the plane */
-        ts_intv need_near = ts_simd_select(ts + slack >= t0, near_is_below ? need_below : need_above, parallel) & active;
-        ts_intv need_far = ts_simd_select(ts - slack <= t1, near_is_below ? need_above : need_below, parallel) & active;
+        ts_intv need_below = oa <= split, need_above = oa >= split;
+        ts_intv need_near = ts_simd_select(~(ts + slack < t0), near_is_below ? need_below : need_above, parallel) & active;
+        ts_intv need_far = ts_simd_select(~(ts - slack > t1), near_is_below ? need_above : need_below, parallel) & active;
         ts_floatv t1_near = ts_simd_select(ts_simd_min(t1, ts + slack), t1, parallel);
         ts_floatv t0_far = ts_simd_select(ts_simd_max(t0, ts - slack), t0, parallel);
         /* a child left out (an empty leaf) is neither visited nor pushed, as in kd_descend */

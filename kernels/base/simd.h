@@ -45,7 +45,7 @@ TS_FN ts_floatv ts_simd_splat(float x) { return ts_floatv{x, x, x, x}; }
 TS_FN ts_floatv ts_simd_from_uint(ts_uintv v) { return __builtin_convertvector(v, ts_floatv); }
 TS_FN ts_intv ts_simd_splat_int(int x) { return ts_intv{x, x, x, x}; }
 TS_FN int ts_simd_any(ts_intv mask) { return (mask[0] | mask[1] | mask[2] | mask[3]) != 0; }
-/* fmin/fmax per lane; the traversal never feeds them NaN, where the two could differ */
+/* fmin/fmax per lane: a NaN in b gives a, as fmin/fmax do (callers put a possible NaN there) */
 TS_FN ts_floatv ts_simd_min(ts_floatv a, ts_floatv b) { return b < a ? b : a; }
 TS_FN ts_floatv ts_simd_max(ts_floatv a, ts_floatv b) { return b > a ? b : a; }
 TS_FN float ts_simd_lane(ts_floatv v, uint i) { return v[i]; }
