@@ -145,6 +145,15 @@ TEST_F(TraversalVariants, DiffuseRaysInOctantOrder) {
   expect_default_hits("", "--diffuse-order octant --sort-group 16x8");  // 40 x 40: partial groups at the edges
 }
 
+// Rays written to device memory by an untimed kernel and traced by one that only reads them: the
+// very rays, so the very hit records.
+TEST_F(TraversalVariants, StoredRays) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  expect_default_hits("", "--rays stored");
+  EXPECT_EQ((*default_)[0]["rays"], "generated");
+  EXPECT_EQ(bench("", "--rays stored")[0]["rays"], "stored");
+}
+
 // `--stats` counts what each ray does with the traversal GPUs run: real work, consistent counts.
 TEST_F(TraversalVariants, StatsCountTheTraversal) {
   const auto r = testing::run_command((testing::binary_dir() / "worker/tessera-bench").string() + " rays " +
@@ -174,6 +183,13 @@ TEST(TraversalVariantOptions, BadValuesAreRefused) {
     const auto r = testing::run_command(bench + flags);
     EXPECT_NE(r.exit_code, 0) << flags;
     EXPECT_NE(r.output.find(std::string(flags).substr(0, 8)), std::string::npos) << r.output;
+  }
+  for (const char* flags : {"--rays cached", "--rays stored --schedule persistent", "--rays stored --device host",
+                            "--rays stored --diffuse-order octant"}) {
+    const auto r = testing::run_command(bench + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.output;
+    EXPECT_NE(r.output.find("--rays"), std::string::npos) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   }
 }
 

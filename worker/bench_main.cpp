@@ -48,6 +48,11 @@ int main(int argc, char** argv) {
                    "pixel: diffuse bounces traced as generated; octant: each work-group of --sort-group pixels sorts its\n"
                    "bounces by direction octant first (in the timed kernel; grid schedule only)")
       ->capture_default_str()->check(CLI::IsMember({"pixel", "octant"}));
+  rays->add_option("--rays", options.rays,
+                   "generated: each work item makes its pixel's ray in the timed kernel; stored: an untimed kernel writes\n"
+                   "the rays to device memory first and the timed kernel only reads and traces them, as other tracers'\n"
+                   "batch kernels do (OpenCL devices, grid schedule, pixel order; the same rays and hits)")
+      ->capture_default_str()->check(CLI::IsMember({"generated", "stored"}));
   std::string sort_group = "16x16";
   rays->add_option("--sort-group", sort_group, "Work-group shape WxH of --diffuse-order octant (at most 256 work items)")
       ->capture_default_str();
@@ -111,6 +116,8 @@ int main(int argc, char** argv) {
       throw UsageError("bad --sort-group '" + sort_group + "' (expected WxH such as 16x16, at most 256 work-items)");
     if (options.diffuse_order == "octant" && options.schedule != "grid")
       throw UsageError("--diffuse-order octant works with --schedule grid only");
+    if (options.rays == "stored" && (options.device == "host" || options.schedule != "grid" || options.diffuse_order != "pixel"))
+      throw UsageError("--rays stored needs an OpenCL device, --schedule grid and --diffuse-order pixel");
     nlohmann::json all = nlohmann::json::array();
     for (const auto& scene : scenes) {
       const auto r = bench::run_ray_bench(scene, options);

@@ -70,11 +70,23 @@ TS_FN float bench_epsilon(const SceneView* s) {
   return 1e-5f * v3_length(d);
 }
 
+/* A shadow ray's segment ends just before the light. */
+#define TS_BENCH_SHADOW_TMAX 0.9999f
+
 TS_FN uint bench_trace_shadow(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, float3 light) {
   float3 org, dir;
   if (!bench_shadow_ray(scene, cam, x, y, rec, light, bench_epsilon(scene), &org, &dir)) return 2u; /* no ray */
-  return (uint)kd_intersect_any(scene, org, dir, 0.0f, 0.9999f);
+  return (uint)kd_intersect_any(scene, org, dir, 0.0f, TS_BENCH_SHADOW_TMAX);
 }
+
+#ifdef TS_DEVICE_OPENCL
+/* A stored ray (`tessera-bench rays --rays stored`): rays[2 i] = origin | tmax, rays[2 i + 1] =
+ * direction | 0; tmax < 0 marks a pixel without a ray. tmin is 0. */
+TS_FN void bench_store_ray(__global float4* rays, uint i, int has_ray, float3 org, float3 dir, float tmax) {
+  rays[2u * i] = make_float4(org.x, org.y, org.z, has_ray ? tmax : -1.0f);
+  rays[2u * i + 1u] = make_float4(dir.x, dir.y, dir.z, 0.0f);
+}
+#endif
 
 TS_FN float4 bench_trace_diffuse(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, uint seed) {
   float3 org, dir;

@@ -106,13 +106,20 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
       (options.sort_local_x * options.sort_local_y > TS_RAY_SORT_MAX_GROUP || options.schedule != "grid"))
     throw Error("--diffuse-order octant takes at most " + std::to_string(TS_RAY_SORT_MAX_GROUP) +
                 " work items a group and the grid schedule");
+  if (options.rays != "generated" && options.rays != "stored")
+    throw Error("unknown ray source '" + options.rays + "' (generated | stored)");
+  const bool stored = options.rays == "stored";
+  if (stored && (options.device == "host" || options.schedule != "grid" || options.diffuse_order != "pixel"))
+    throw Error("--rays stored needs an OpenCL device, the grid schedule and diffuse rays in pixel order");
   const PackedScene scene = PackedScene::load(scene_path);
   RayBenchResult result;
+  result.ray_source = options.rays;
   result.scene = std::filesystem::path(scene_path).filename().string();
   result.configuration = describe(scene.manifest());
   if (options.device != "host") {
     if (options.schedule != "grid") result.configuration += ", " + options.schedule + " work-groups";
     if (options.diffuse_order != "pixel") result.configuration += ", diffuse rays in " + options.diffuse_order + " order";
+    if (stored) result.configuration += ", stored rays";
   }
   CameraSpec spec;
   spec.pose = pose_from_manifest(scene.manifest().camera());
@@ -145,43 +152,63 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl::Buffer occluded = budget.create("bench_occluded", pixels * 4);
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
   const RayLaunches launches(device, budget, options);
+  const cl::Range2D image{options.size, options.size}, local{options.local_x, options.local_y};
+  cl::Buffer rays;
+  if (stored) rays = budget.create("bench_rays", pixels * 32);
+  // --rays stored: `store` (its arguments set) writes the rays once, untimed; then the median time of
+  // the kernel that only traces them into `out`.
+  auto time_stored = [&](const cl::Kernel& store, bool any_hit, const cl::Buffer& out) {
+    cl::launch_2d(device, store, image, local).wait();
+    cl::Kernel trace = program.kernel(any_hit ? "bench_trace_stored_any" : "bench_trace_stored_closest");
+    cl_uint a = device_scene.set_scene_args(trace);
+    trace.set_arg(a++, cl_uint(options.size));
+    trace.set_arg(a++, cl_uint(options.size));
+    trace.set_arg(a++, rays);
+    trace.set_arg(a++, out);
+    return time_launches([&] { return cl::launch_2d(device, trace, image, local); }, options.passes);
+  };
 
   // CPU devices trace primary and shadow rays of 2 x 4 pixels as one packet (kernels/integrators/bench_rays.h);
   // persistent launches take the one-ray kernels.
   const bool blocks = cl::uses_cpu_paths(device) && !launches.persistent();
   const std::string block = blocks ? "_block" : "";
   const cl::Range2D block_items = blocks ? pixel_work_items(device, options.size, options.size) : cl::Range2D{options.size, options.size};
-  cl::Kernel primary = program.kernel(launches.kernel_name("bench_primary" + block));
+  cl::Kernel primary = program.kernel(stored ? "bench_store_primary_rays" : launches.kernel_name("bench_primary" + block));
   cl_uint arg = device_scene.set_scene_args(primary);
   primary.set_arg(arg++, camera);
-  primary.set_arg(arg++, hits);
+  primary.set_arg(arg++, stored ? rays : hits);
   launches.finish_args(primary, arg);
-  const double primary_ms = launches.time(primary, block_items);
+  const double primary_ms = stored ? time_stored(primary, false, hits) : launches.time(primary, block_items);
   const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
   const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
   result.kinds.push_back({"primary", pixels, primary_ms, hash64_hex(hash64(records.data(), records.size() * sizeof(cl_float4)))});
 
-  cl::Kernel shadow = program.kernel(launches.kernel_name("bench_shadow" + block));
+  cl::Kernel shadow = program.kernel(stored ? "bench_store_shadow_rays" : launches.kernel_name("bench_shadow" + block));
   arg = device_scene.set_scene_args(shadow);
   shadow.set_arg(arg++, camera);
   shadow.set_arg(arg++, hits);
   shadow.set_arg(arg++, light[0]);
   shadow.set_arg(arg++, light[1]);
   shadow.set_arg(arg++, light[2]);
-  shadow.set_arg(arg++, occluded);
+  shadow.set_arg(arg++, stored ? rays : occluded);
   launches.finish_args(shadow, arg);
-  result.kinds.push_back({"shadow", hit_count, launches.time(shadow, block_items), records_hash<cl_uint>(device, occluded, pixels)});
+  const double shadow_ms = stored ? time_stored(shadow, true, occluded) : launches.time(shadow, block_items);
+  result.kinds.push_back({"shadow", hit_count, shadow_ms, records_hash<cl_uint>(device, occluded, pixels)});
 
   // Octant order is a kernel of its own with its own work-group shape (persistent launches keep pixel order).
   const bool sorted = options.diffuse_order == "octant";
-  cl::Kernel diffuse = program.kernel(sorted ? "bench_diffuse_sorted" : launches.kernel_name("bench_diffuse"));
+  cl::Kernel diffuse = program.kernel(stored   ? "bench_store_diffuse_rays"
+                                     : sorted ? "bench_diffuse_sorted"
+                                              : launches.kernel_name("bench_diffuse"));
   arg = device_scene.set_scene_args(diffuse);
   diffuse.set_arg(arg++, camera);
   diffuse.set_arg(arg++, hits);
   diffuse.set_arg(arg++, cl_uint(TS_BENCH_DIFFUSE_SEED));
-  diffuse.set_arg(arg++, bounce);
+  diffuse.set_arg(arg++, stored ? rays : bounce);
   double diffuse_ms = 0;
-  if (sorted) {
+  if (stored) {
+    diffuse_ms = time_stored(diffuse, false, bounce);
+  } else if (sorted) {
     const cl::Range2D items{options.size, options.size}, local{options.sort_local_x, options.sort_local_y};
     diffuse_ms = time_launches([&] { return cl::launch_2d(device, diffuse, items, local); }, options.passes);
   } else {
@@ -208,6 +235,7 @@ nlohmann::json to_json(const RayBenchResult& r) {
   if (!r.kd_layout.empty()) {
     j["kd_layout"] = r.kd_layout;
     j["mesh_tree_bytes_per_triangle"] = r.mesh_tree_bytes_per_triangle;
+    j["rays"] = r.ray_source;
   }
   if (!r.embree.empty()) {
     j["embree"] = kinds(r.embree);

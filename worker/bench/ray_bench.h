@@ -34,6 +34,11 @@ struct RayBenchOptions {
   // sort_local_x x sort_local_y pixels sorts its rays by direction octant first, inside the timed kernel).
   std::string diffuse_order = "pixel";
   uint32_t sort_local_x = 16, sort_local_y = 16;
+  // Where the timed kernels take their rays: generated (each work item makes its pixel's ray, so the
+  // time includes it) or stored (an untimed kernel writes the rays to a buffer first and the timed
+  // kernel only reads and traces them, as batch kernels of other tracers do; OpenCL devices, grid
+  // schedule, pixel order). The same rays and hits either way.
+  std::string rays = "generated";
   bool stats = false;    // count traversal steps per ray on the host (worker/bench/traversal_stats.h)
   bool embree = true;    // trace the same rays with Embree on the CPU, where built in
   unsigned embree_threads = 0;
@@ -42,6 +47,7 @@ struct RayBenchOptions {
 struct RayBenchResult {
   std::string scene;        // file name
   std::string configuration;  // quantization and kd-tree variant (and node layout on OpenCL devices)
+  std::string ray_source = "generated";  // RayBenchOptions::rays
   std::string kd_layout;      // OpenCL devices: TESSERA_KD_LAYOUT (dfs, blocked, blocked64)
   double mesh_tree_bytes_per_triangle = 0.0;  // OpenCL devices: triangles, vertices, kd-tree
   std::string device;

@@ -149,6 +149,69 @@ __kernel void bench_diffuse_sorted(TS_SCENE_PARAMS, const CameraParams camera, _
       kd_intersect_closest(&view, org_of[i].xyz, dir_of[i].xyz, 0.0f, TS_INFINITY, &hit), &hit);
 }
 
+/* Stored rays (`tessera-bench rays --rays stored`), the way batch kernels of other tracers take
+ * them: an untimed kernel writes each pixel's ray (bench_store_ray in kernels/integrators/bench_rays.h,
+ * two float4 a pixel), and the timed kernel only reads and traces it. The very rays, and so the very
+ * hit records, of the kernels above. */
+__kernel void bench_store_primary_rays(TS_SCENE_PARAMS, const CameraParams camera, __global float4* rays) {
+  uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= camera.width || y >= camera.height) return;
+  TS_SCENE_VIEW(view);
+  bench_store_ray(rays, y * camera.width + x, 1, camera_origin(&camera),
+                  camera_direction(&camera, (float)x + 0.5f, (float)y + 0.5f), TS_INFINITY);
+}
+
+__kernel void bench_store_shadow_rays(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits,
+                                      const float lx, const float ly, const float lz, __global float4* rays) {
+  uint x = get_global_id(0), y = get_global_id(1), i;
+  float3 org = make_float3(0.0f, 0.0f, 0.0f), dir = org;
+  if (x >= camera.width || y >= camera.height) return;
+  TS_SCENE_VIEW(view);
+  i = y * camera.width + x;
+  bench_store_ray(rays, i, bench_shadow_ray(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz), bench_epsilon(&view), &org, &dir),
+                  org, dir, TS_BENCH_SHADOW_TMAX);
+}
+
+__kernel void bench_store_diffuse_rays(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits,
+                                       const uint seed, __global float4* rays) {
+  uint x = get_global_id(0), y = get_global_id(1), i;
+  float3 org = make_float3(0.0f, 0.0f, 0.0f), dir = org;
+  if (x >= camera.width || y >= camera.height) return;
+  TS_SCENE_VIEW(view);
+  i = y * camera.width + x;
+  bench_store_ray(rays, i, bench_diffuse_ray(&view, &camera, x, y, hits[i], seed, bench_epsilon(&view), &org, &dir), org,
+                  dir, TS_INFINITY);
+}
+
+/* Closest hits of stored rays: hits[i] as bench_primary / bench_diffuse write it (a pixel without a
+ * ray gets the diffuse kernel's "no ray" record). */
+__kernel void bench_trace_stored_closest(TS_SCENE_PARAMS, const uint width, const uint height, __global const float4* rays,
+                                         __global float4* hits) {
+  uint x = get_global_id(0), y = get_global_id(1), i;
+  float4 o, d;
+  Hit hit;
+  if (x >= width || y >= height) return;
+  TS_SCENE_VIEW(view);
+  i = y * width + x;
+  o = rays[2u * i];
+  d = rays[2u * i + 1u];
+  hits[i] = o.w < 0.0f ? make_float4(-2.0f, 0.0f, 0.0f, 0.0f)
+                       : bench_hit_record(kd_intersect_closest(&view, o.xyz, d.xyz, 0.0f, o.w, &hit), &hit);
+}
+
+/* Any hit of stored rays: occluded[i] as bench_shadow writes it. */
+__kernel void bench_trace_stored_any(TS_SCENE_PARAMS, const uint width, const uint height, __global const float4* rays,
+                                     __global uint* occluded) {
+  uint x = get_global_id(0), y = get_global_id(1), i;
+  float4 o, d;
+  if (x >= width || y >= height) return;
+  TS_SCENE_VIEW(view);
+  i = y * width + x;
+  o = rays[2u * i];
+  d = rays[2u * i + 1u];
+  occluded[i] = o.w < 0.0f ? 2u : (uint)kd_intersect_any(&view, o.xyz, d.xyz, 0.0f, o.w);
+}
+
 #ifdef TS_DEVICE_CPU
 /* CPU devices: primary and shadow benchmark rays of a block of 2 x 4 pixels per work item, traced as
  * one packet (kernels/integrators/bench_rays.h). Global size: ceil(width / 2) x ceil(height / 4). */
