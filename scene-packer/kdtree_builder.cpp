@@ -84,6 +84,7 @@ PackedKdTree build_kdtree(std::span<const float> positions, std::span<const uint
 
   kd::SahCosts costs;
   costs.traversal = options.traversal_cost;
+  costs.empty_bonus = options.empty_bonus;
   const kd::Tree tree = kd::build_sah_tree(mesh, mesh_bounds(mesh), costs, kd::default_max_depth(mesh.triangle_count()),
                                            build_progress);
   auto pack = [](const kd::Tree& t) {

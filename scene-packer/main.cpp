@@ -90,6 +90,10 @@ int main(int argc, char** argv) {
                  "SAH cost of a kd-tree traversal step, relative to a triangle test: lower builds smaller leaves (fewer\n"
                  "triangle tests a ray) at more bytes")
       ->capture_default_str()->check(CLI::Range(0.25, 64.0));
+  app.add_option("--sah-empty-bonus", options.kdtree.empty_bonus,
+                 "SAH discount of a split that leaves one side empty (cost x (1 - bonus)): higher cuts empty space off\n"
+                 "sooner (fewer triangle tests, more inner steps)")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.9));
   app.add_option("--replicate", replicate, "Copy the scene on a grid, NX,NY,NZ (e.g. 4,3,4 = 48 copies)");
   app.add_option("--max-texture-size", options.max_texture_size, "Halve textures until no side exceeds this")
       ->capture_default_str()->check(CLI::Range(1u, 16384u));
