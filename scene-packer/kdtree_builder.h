@@ -14,8 +14,8 @@ enum class KdVariant { Standard, Choi, Seo };
 
 struct KdBuildOptions {
   KdVariant variant = KdVariant::Seo;
-  double traversal_cost = 2.5;  // SAH K_T with K_I = 1: lower gives smaller leaves, more nodes and bytes (kdtree_tree.h)
-  double empty_bonus = 0.2;     // SAH discount of a split with an empty side, 0 to 0.9 (kdtree_tree.h)
+  double traversal_cost = 2.25;  // SAH K_T with K_I = 1: lower gives smaller leaves, more nodes and bytes (kdtree_tree.h)
+  double empty_bonus = 0.1;      // SAH discount of a split with an empty side, 0 to 0.9 (kdtree_tree.h)
   float tau_occupancy = 0.5f;  // see kdtree_builder.cpp for the exact meaning
   float tau_frequency = 0.4f;
   uint32_t max_path_references = 8;  // references on inner nodes along any root-to-leaf path

@@ -14,15 +14,15 @@ namespace tessera::pack::kd {
 // (Seo variant, KdBuildOptions::traversal_cost): 4.5 : 1 gives 13 bytes of tree a triangle and 27
 // triangle tests a primary ray, 3 : 1 18 B and 20 tests, 2.5 : 1 22 B and 15 tests (1.25x the
 // primary rays a second of 4.5 : 1 on an H100, 1.1x on a CPU), 2.25 : 1 24 B (another 1.03x),
-// 2 : 1 28 B and 8 tests, 1.5 : 1 38 B (these with an empty-space bonus of 0.1). Mesh + tree must stay
-// under 43 bytes a triangle on the device: the default is the lowest K_T, in steps of 0.25, that keeps
-// Crytek Sponza there. The empty-space bonus is Wald and Havran's 0.2 (a split with an empty side
-// costs 0.8x): on the H100 it traced 4 % more diffuse rays than 0.1 at fewer bytes; empty leaves cost
-// no device memory (the device layout leaves them out).
+// 2 : 1 28 B and 8 tests, 1.5 : 1 38 B. Mesh + tree must stay under 43 bytes a triangle on the
+// device: the default is the lowest K_T, in steps of 0.25, that keeps Crytek Sponza there (42.9).
+// The empty-space bonus (a split with an empty side costs 1 - bonus times as much): 0.1 by default;
+// Wald and Havran's 0.2 with K_T 2.5 (42.2 B) traced 4 % more diffuse rays on the H100 and 1 % fewer
+// primary ones (README). Empty leaves cost no device memory (the device layout leaves them out).
 struct SahCosts {
-  double traversal = 2.5;     // K_T
+  double traversal = 2.25;    // K_T
   double intersection = 1.0;  // K_I
-  double empty_bonus = 0.2;
+  double empty_bonus = 0.1;
 };
 // Depth cap: the traversal's stack of 64 far children can never overflow.
 inline constexpr uint32_t kMaxDepthCap = 60;

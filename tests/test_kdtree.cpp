@@ -491,6 +491,22 @@ TEST(KdTree, TraversalCostTradesBytesForSmallerLeaves) {
   }
 }
 
+// --sah-empty-bonus: a higher bonus cuts empty space off sooner (more empty leaves, fewer triangle
+// references a non-empty leaf), and every tree still finds the brute-force hits.
+TEST(KdTree, EmptyBonusCutsEmptySpaceSooner) {
+  for (const TestMesh* m : {&bunny(), &teapot()}) {
+    std::vector<PackedKdTree> trees;
+    for (double bonus : {0.0, 0.2, 0.6}) {
+      KdBuildOptions options;
+      options.empty_bonus = bonus;
+      trees.push_back(build_kdtree(m->positions, m->triangles, options));
+    }
+    for (size_t i = 1; i < trees.size(); ++i)
+      EXPECT_GT(trees[i].stats.empty_leaves, trees[i - 1].stats.empty_leaves) << m->name << " tree " << i;
+    expect_matches_brute_force(*m, random_rays(*m, 11, 1500), {{"bonus 0", trees[0]}, {"bonus 0.6", trees[2]}});
+  }
+}
+
 // The surface of the unit cube as an n x n grid of quads on each face, vertices shared.
 TestMesh grid_cube(int n) {
   TestMesh m;
