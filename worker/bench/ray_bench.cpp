@@ -152,27 +152,27 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   cl::Buffer occluded = budget.create("bench_occluded", pixels * 4);
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
   const RayLaunches launches(device, budget, options);
-  const cl::Range2D image{options.size, options.size}, local{options.local_x, options.local_y};
+  const cl::Range2D image{options.size, options.size}, group{options.local_x, options.local_y};
   cl::Buffer rays;
   if (stored) rays = budget.create("bench_rays", pixels * 32);
   // --rays stored: `store` (its arguments set) writes the rays once, untimed; then the median time of
   // the kernel that only traces them into `out`.
   auto time_stored = [&](const cl::Kernel& store, bool any_hit, const cl::Buffer& out) {
-    cl::launch_2d(device, store, image, local).wait();
+    cl::launch_2d(device, store, image, group).wait();
     cl::Kernel trace = program.kernel(any_hit ? "bench_trace_stored_any" : "bench_trace_stored_closest");
     cl_uint a = device_scene.set_scene_args(trace);
     trace.set_arg(a++, cl_uint(options.size));
     trace.set_arg(a++, cl_uint(options.size));
     trace.set_arg(a++, rays);
     trace.set_arg(a++, out);
-    return time_launches([&] { return cl::launch_2d(device, trace, image, local); }, options.passes);
+    return time_launches([&] { return cl::launch_2d(device, trace, image, group); }, options.passes);
   };
 
   // CPU devices trace primary and shadow rays of 2 x 4 pixels as one packet (kernels/integrators/bench_rays.h);
   // persistent launches take the one-ray kernels.
   const bool blocks = cl::uses_cpu_paths(device) && !launches.persistent();
   const std::string block = blocks ? "_block" : "";
-  const cl::Range2D block_items = blocks ? pixel_work_items(device, options.size, options.size) : cl::Range2D{options.size, options.size};
+  const cl::Range2D block_items = blocks ? pixel_work_items(device, options.size, options.size) : image;
   cl::Kernel primary = program.kernel(stored ? "bench_store_primary_rays" : launches.kernel_name("bench_primary" + block));
   cl_uint arg = device_scene.set_scene_args(primary);
   primary.set_arg(arg++, camera);
@@ -209,11 +209,11 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   if (stored) {
     diffuse_ms = time_stored(diffuse, false, bounce);
   } else if (sorted) {
-    const cl::Range2D items{options.size, options.size}, local{options.sort_local_x, options.sort_local_y};
-    diffuse_ms = time_launches([&] { return cl::launch_2d(device, diffuse, items, local); }, options.passes);
+    const cl::Range2D sort_group{options.sort_local_x, options.sort_local_y};
+    diffuse_ms = time_launches([&] { return cl::launch_2d(device, diffuse, image, sort_group); }, options.passes);
   } else {
     launches.finish_args(diffuse, arg);
-    diffuse_ms = launches.time(diffuse, {options.size, options.size});
+    diffuse_ms = launches.time(diffuse, image);
   }
   result.kinds.push_back({"diffuse", hit_count, diffuse_ms, records_hash<cl_float4>(device, bounce, pixels)});
 
