@@ -69,10 +69,12 @@ class TraversalVariants : public ::testing::Test {
     return r.exit_code == 0 ? nlohmann::json::parse(r.output) : nlohmann::json::array();
   }
 
-  static void expect_default_hits(const std::string& cl_options, const std::string& flags) {
+  // The variant's run, for more checks.
+  static nlohmann::json expect_default_hits(const std::string& cl_options, const std::string& flags) {
     const nlohmann::json variant = bench(cl_options, flags);
-    ASSERT_EQ(variant.size(), 2u);
-    ASSERT_EQ(default_->size(), 2u);
+    EXPECT_EQ(variant.size(), 2u);
+    EXPECT_EQ(default_->size(), 2u);
+    if (variant.size() != 2u || default_->size() != 2u) return variant;
     for (size_t scene = 0; scene < 2; ++scene)
       for (const char* kind : {"primary", "shadow", "diffuse"}) {
         const auto& a = (*default_)[scene]["kernels"][kind];
@@ -80,6 +82,7 @@ class TraversalVariants : public ::testing::Test {
         EXPECT_EQ(a["hits_xxh64"], b["hits_xxh64"]) << kind << " rays of " << (*default_)[scene]["scene"];
         EXPECT_EQ(a["rays"], b["rays"]) << kind;
       }
+    return variant;
   }
 
   static TempDir* dir_;
@@ -140,6 +143,14 @@ TEST_F(TraversalVariants, PersistentWorkGroups) {
   expect_default_hits("", "--schedule persistent --persistent-groups 1");
 }
 
+// Work-groups in the order of what they cost in the pass before (the warm-up in grid order); the
+// same rays, so the same hits.
+TEST_F(TraversalVariants, LongestFirstWorkGroups) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  EXPECT_EQ(expect_default_hits("", "--schedule longest-first")[0]["schedule"], "longest-first");
+  EXPECT_EQ((*default_)[0]["schedule"], "grid");
+}
+
 TEST_F(TraversalVariants, DiffuseRaysInOctantOrder) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   expect_default_hits("", "--diffuse-order octant --sort-group 16x8");  // 40 x 40: partial groups at the edges
@@ -179,12 +190,13 @@ TEST_F(TraversalVariants, StatsCountTheTraversal) {
 TEST(TraversalVariantOptions, BadValuesAreRefused) {
   const std::string bench = (testing::binary_dir() / "worker/tessera-bench").string() + " rays none.tpk ";
   for (const char* flags : {"--schedule sometimes", "--diffuse-order random", "--sort-group 32x16",
-                            "--diffuse-order octant --schedule persistent"}) {
+                            "--diffuse-order octant --schedule persistent", "--diffuse-order octant --schedule longest-first"}) {
     const auto r = testing::run_command(bench + flags);
     EXPECT_NE(r.exit_code, 0) << flags;
     EXPECT_NE(r.output.find(std::string(flags).substr(0, 8)), std::string::npos) << r.output;
   }
-  for (const char* flags : {"--rays cached", "--rays stored --schedule persistent", "--rays stored --device host",
+  for (const char* flags : {"--rays cached", "--rays stored --schedule persistent", "--rays stored --schedule longest-first",
+                            "--rays stored --device host",
                             "--rays stored --diffuse-order octant"}) {
     const auto r = testing::run_command(bench + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.output;

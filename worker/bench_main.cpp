@@ -40,8 +40,9 @@ int main(int argc, char** argv) {
   rays->add_option("--local", local, "OpenCL work-group shape WxH")->capture_default_str();
   rays->add_option("--schedule", options.schedule,
                    "grid: one work item per pixel in one launch; persistent: persistent work-groups that take blocks of\n"
-                   "pixels from a global counter (Aila and Laine 2009)")
-      ->capture_default_str()->check(CLI::IsMember({"grid", "persistent"}));
+                   "pixels from a global counter (Aila and Laine 2009); longest-first: the grid's work-groups, each timed\n"
+                   "pass in the order of what they cost in the pass before, costliest first (the warm-up in grid order)")
+      ->capture_default_str()->check(CLI::IsMember({"grid", "persistent", "longest-first"}));
   rays->add_option("--persistent-groups", options.persistent_groups_per_unit, "Persistent work-groups per compute unit")
       ->capture_default_str()->check(CLI::Range(1u, 1024u));
   rays->add_option("--diffuse-order", options.diffuse_order,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <memory>
 
 #include "common/base/error.h"
 #include "common/base/hash.h"
@@ -14,6 +16,7 @@
 #include "kernels/render/ray_octant_sort.h"
 #include "worker/bench/embree_peer.h"
 #include "worker/render/device_scene.h"
+#include "worker/render/longest_first.h"
 #include "worker/render/persistent_launch.h"
 #include "worker/render/pixel_work_items.h"
 
@@ -35,21 +38,46 @@ double time_launches(const Launch& launch, int passes) {
 }
 
 // How the benchmark kernels are launched (RayBenchOptions::schedule). A persistent launch takes its
-// kernel's "_persistent" variant, whose last argument is the group counter, zeroed before each launch.
+// kernel's "_persistent" variant, whose last argument is the group counter, zeroed before each launch;
+// a longest-first launch its "_ordered" variant, whose last two are the group order and costs
+// (worker/render/longest_first.h): the warm-up runs in grid order, each timed pass in the order the
+// pass before it gives.
 class RayLaunches {
  public:
   RayLaunches(const cl::Device& device, cl::DeviceMemoryBudget& budget, const RayBenchOptions& o)
-      : device_(device), options_(o), local_{o.local_x, o.local_y} {
+      : device_(device), budget_(budget), options_(o), local_{o.local_x, o.local_y} {
     if (persistent()) counter_ = budget.create("bench_group_counter", 4);
   }
+  bool grid() const { return options_.schedule == "grid"; }
   bool persistent() const { return options_.schedule == "persistent"; }
-  std::string kernel_name(const std::string& base) const { return persistent() ? base + "_persistent" : base; }
-  // Sets the counter argument of a persistent kernel after the others (arg: the next index).
-  void finish_args(cl::Kernel& kernel, cl_uint arg) const {
+  bool longest_first() const { return options_.schedule == "longest-first"; }
+  std::string kernel_name(const std::string& base) const {
+    return persistent() ? base + "_persistent" : longest_first() ? base + "_ordered" : base;
+  }
+  // Sets the schedule's arguments of the kernel after the others (arg: the next index).
+  void finish_args(cl::Kernel& kernel, cl_uint arg) {
     if (persistent()) kernel.set_arg(arg, counter_);
+    if (longest_first()) {
+      const uint32_t groups = ((options_.size + local_.x - 1) / local_.x) * ((options_.size + local_.y - 1) / local_.y);
+      auto& order = orders_[kernel.name()];
+      order = std::make_unique<LongestFirstOrder>(device_, budget_, groups, kernel.name());
+      order->set_args(kernel, arg);
+    }
   }
   // Median ms of the kernel over `items` work items (persistent: as many groups as fill the device).
   double time(const cl::Kernel& kernel, cl::Range2D items) const {
+    if (longest_first()) {
+      LongestFirstOrder& order = *orders_.at(kernel.name());
+      return time_launches(
+          [&] {
+            order.before_launch();
+            cl::Event launch = cl::launch_2d(device_, kernel, items, local_);
+            launch.wait();
+            order.after_launch();
+            return launch;
+          },
+          options_.passes);
+    }
     if (!persistent()) return time_launches([&] { return cl::launch_2d(device_, kernel, items, local_); }, options_.passes);
     const cl::Range2D range = persistent_range(device_, local_, options_.persistent_groups_per_unit);
     return time_launches(
@@ -63,9 +91,11 @@ class RayLaunches {
 
  private:
   const cl::Device& device_;
+  cl::DeviceMemoryBudget& budget_;
   const RayBenchOptions& options_;
   cl::Range2D local_;
   cl::Buffer counter_;
+  std::map<std::string, std::unique_ptr<LongestFirstOrder>> orders_;
 };
 
 template <typename T>
@@ -98,8 +128,8 @@ std::array<float, 3> bench_light_position(const PackedScene& scene) {
 
 RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOptions& options) {
   // The schedule options, before any work (tessera-bench's own parser refuses them first).
-  if (options.schedule != "grid" && options.schedule != "persistent")
-    throw Error("unknown schedule '" + options.schedule + "' (grid | persistent)");
+  if (options.schedule != "grid" && options.schedule != "persistent" && options.schedule != "longest-first")
+    throw Error("unknown schedule '" + options.schedule + "' (grid | persistent | longest-first)");
   if (options.diffuse_order != "pixel" && options.diffuse_order != "octant")
     throw Error("unknown diffuse order '" + options.diffuse_order + "' (pixel | octant)");
   if (options.diffuse_order == "octant" &&
@@ -114,6 +144,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   const PackedScene scene = PackedScene::load(scene_path);
   RayBenchResult result;
   result.ray_source = options.rays;
+  result.schedule = options.device == "host" ? "" : options.schedule;
   result.scene = std::filesystem::path(scene_path).filename().string();
   result.configuration = describe(scene.manifest());
   if (options.device != "host") {
@@ -145,13 +176,18 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   std::snprintf(layout, sizeof layout, ", kd nodes %s (mesh + kd-tree %.1f B/tri on the device)", result.kd_layout.c_str(),
                 result.mesh_tree_bytes_per_triangle);
   result.configuration += layout;
-  const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl", device_scene.build_options());
+  std::string build_options = device_scene.build_options();
+  if (options.schedule == "longest-first") {
+    const std::string clock = group_clock_build_options(device);
+    if (!clock.empty()) build_options += (build_options.empty() ? "" : " ") + clock;
+  }
+  const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl", build_options);
   // Compiler output, e.g. register counts with TESSERA_CL_OPTIONS=-cl-nv-verbose on NVIDIA.
   if (!program.report().log.empty()) std::fprintf(stderr, "%s\n", program.report().log.c_str());
   cl::Buffer hits = budget.create("bench_hits", pixels * 16);
   cl::Buffer occluded = budget.create("bench_occluded", pixels * 4);
   cl::Buffer bounce = budget.create("bench_bounce_hits", pixels * 16);
-  const RayLaunches launches(device, budget, options);
+  RayLaunches launches(device, budget, options);
   const cl::Range2D image{options.size, options.size}, group{options.local_x, options.local_y};
   cl::Buffer rays;
   if (stored) rays = budget.create("bench_rays", pixels * 32);
@@ -170,7 +206,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
 
   // CPU devices trace primary and shadow rays of 2 x 4 pixels as one packet (kernels/integrators/bench_rays.h);
   // persistent launches take the one-ray kernels.
-  const bool blocks = cl::uses_cpu_paths(device) && !launches.persistent();
+  const bool blocks = cl::uses_cpu_paths(device) && launches.grid();
   const std::string block = blocks ? "_block" : "";
   const cl::Range2D block_items = blocks ? pixel_work_items(device, options.size, options.size) : image;
   cl::Kernel primary = program.kernel(stored ? "bench_store_primary_rays" : launches.kernel_name("bench_primary" + block));
@@ -236,6 +272,7 @@ nlohmann::json to_json(const RayBenchResult& r) {
     j["kd_layout"] = r.kd_layout;
     j["mesh_tree_bytes_per_triangle"] = r.mesh_tree_bytes_per_triangle;
     j["rays"] = r.ray_source;
+    j["schedule"] = r.schedule;
   }
   if (!r.embree.empty()) {
     j["embree"] = kinds(r.embree);

@@ -28,6 +28,8 @@ struct RayBenchOptions {
   //   grid        one work item per pixel, one launch of the whole image (the render kernels' way)
   //   persistent  persistent work-groups taking 8x8 blocks from a global counter
   //               (kernels/render/persistent_groups.h), persistent_groups_per_unit per compute unit
+  //   longest-first the grid's work-groups, each timed pass in the order of what they cost in the pass
+  //               before, costliest first (kernels/render/ordered_groups.h, worker/render/longest_first.h)
   std::string schedule = "grid";
   uint32_t persistent_groups_per_unit = 32;
   // Order of the diffuse bounces: pixel (as generated) or octant (each work-group of
@@ -48,6 +50,7 @@ struct RayBenchResult {
   std::string scene;        // file name
   std::string configuration;  // quantization and kd-tree variant (and node layout on OpenCL devices)
   std::string ray_source = "generated";  // RayBenchOptions::rays
+  std::string schedule;                  // RayBenchOptions::schedule on OpenCL devices
   std::string kd_layout;      // OpenCL devices: TESSERA_KD_LAYOUT (dfs, blocked, blocked64)
   double mesh_tree_bytes_per_triangle = 0.0;  // OpenCL devices: triangles, vertices, kd-tree
   std::string device;

@@ -2,6 +2,7 @@
 #include "kernels/device/opencl/kernel_params.h"
 #include "kernels/integrators/bench_rays.h"
 #include "kernels/integrators/whitted.h"
+#include "kernels/render/ordered_groups.h"
 #include "kernels/render/persistent_groups.h"
 #include "kernels/render/ray_octant_sort.h"
 #include "kernels/render/tile_batch.h"
@@ -147,6 +148,45 @@ __kernel void bench_diffuse_sorted(TS_SCENE_PARAMS, const CameraParams camera, _
   }
   bounce_hits[pixel_of[i]] = bench_hit_record(
       kd_intersect_closest(&view, org_of[i].xyz, dir_of[i].xyz, 0.0f, TS_INFINITY, &hit), &hit);
+}
+
+/* The same three ray kinds with the work-groups in a given order and their costs recorded
+ * (kernels/render/ordered_groups.h, `tessera-bench rays --schedule longest-first`): 8 x 8 groups
+ * as in the grid launch, each work item tracing its pixel's ray; costs holds a slot per group
+ * and the clock. */
+#define TS_BENCH_ORDERED_BEGIN                                                                          \
+  uint groups_x = persistent_groups(camera.width, 0), group_count = groups_x * persistent_groups(camera.height, 1); \
+  uint g = ordered_group(order), x = persistent_item(g % groups_x, 0), y = persistent_item(g / groups_x, 1); \
+  uint ticket = ordered_group_start(costs, group_count);                                                \
+  TS_SCENE_VIEW(view); /* __local stacks are declared at the kernel's outermost scope */               \
+  if (x < camera.width && y < camera.height)
+
+__kernel void bench_primary_ordered(TS_SCENE_PARAMS, const CameraParams camera, __global float4* hits,
+                                    __global const uint* order, volatile __global uint* costs) {
+  TS_BENCH_ORDERED_BEGIN {
+    hits[y * camera.width + x] = bench_trace_primary(&view, &camera, x, y);
+  }
+  ordered_group_end(costs, group_count, g, ticket);
+}
+
+__kernel void bench_shadow_ordered(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits,
+                                   const float lx, const float ly, const float lz, __global uint* occluded,
+                                   __global const uint* order, volatile __global uint* costs) {
+  TS_BENCH_ORDERED_BEGIN {
+    uint i = y * camera.width + x;
+    occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz));
+  }
+  ordered_group_end(costs, group_count, g, ticket);
+}
+
+__kernel void bench_diffuse_ordered(TS_SCENE_PARAMS, const CameraParams camera, __global const float4* hits,
+                                    const uint seed, __global float4* bounce_hits, __global const uint* order,
+                                    volatile __global uint* costs) {
+  TS_BENCH_ORDERED_BEGIN {
+    uint i = y * camera.width + x;
+    bounce_hits[i] = bench_trace_diffuse(&view, &camera, x, y, hits[i], seed);
+  }
+  ordered_group_end(costs, group_count, g, ticket);
 }
 
 /* Stored rays (`tessera-bench rays --rays stored`), the way batch kernels of other tracers take
