@@ -149,6 +149,9 @@ TEST_F(TraversalVariants, LongestFirstWorkGroups) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   EXPECT_EQ(expect_default_hits("", "--schedule longest-first")[0]["schedule"], "longest-first");
   EXPECT_EQ((*default_)[0]["schedule"], "grid");
+  EXPECT_FALSE((*default_)[0].contains("costs_from_yaw_degrees"));
+  // the order learnt once, from the view turned 10 degrees
+  EXPECT_EQ(expect_default_hits("", "--schedule longest-first --costs-from-yaw 10")[0]["costs_from_yaw_degrees"], 10.0);
 }
 
 TEST_F(TraversalVariants, DiffuseRaysInOctantOrder) {
@@ -201,6 +204,17 @@ TEST(TraversalVariantOptions, BadValuesAreRefused) {
     const auto r = testing::run_command(bench + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.output;
     EXPECT_NE(r.output.find("--rays"), std::string::npos) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+}
+
+TEST(TraversalVariantOptions, CostsFromAnotherViewNeedTheLongestFirstSchedule) {
+  const std::string bench = (testing::binary_dir() / "worker/tessera-bench").string() + " rays none.tpk ";
+  for (const char* flags : {"--costs-from-yaw 5", "--costs-from-yaw 5 --schedule persistent",
+                            "--costs-from-yaw 5 --schedule longest-first --device host", "--costs-from-yaw 95 --schedule longest-first"}) {
+    const auto r = testing::run_command(bench + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.output;
+    EXPECT_NE(r.output.find("--costs-from-yaw"), std::string::npos) << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   }
 }

@@ -43,6 +43,12 @@ int main(int argc, char** argv) {
                    "pixels from a global counter (Aila and Laine 2009); longest-first: the grid's work-groups, each timed\n"
                    "pass in the order of what they cost in the pass before, costliest first (the warm-up in grid order)")
       ->capture_default_str()->check(CLI::IsMember({"grid", "persistent", "longest-first"}));
+  float costs_from_yaw = 0;
+  auto* costs_from_yaw_option =
+      rays->add_option("--costs-from-yaw", costs_from_yaw,
+                       "With --schedule longest-first: take the group costs from one pass of the view turned DEG degrees\n"
+                       "about the vertical axis (a head turned since the last frame) and keep that order for every timed pass")
+          ->check(CLI::Range(-90.0f, 90.0f));
   rays->add_option("--persistent-groups", options.persistent_groups_per_unit, "Persistent work-groups per compute unit")
       ->capture_default_str()->check(CLI::Range(1u, 1024u));
   rays->add_option("--diffuse-order", options.diffuse_order,
@@ -117,6 +123,11 @@ int main(int argc, char** argv) {
       throw UsageError("bad --sort-group '" + sort_group + "' (expected WxH such as 16x16, at most 256 work-items)");
     if (options.diffuse_order == "octant" && options.schedule != "grid")
       throw UsageError("--diffuse-order octant works with --schedule grid only");
+    if (*costs_from_yaw_option) {
+      if (options.schedule != "longest-first" || options.device == "host")
+        throw UsageError("--costs-from-yaw needs an OpenCL device and --schedule longest-first");
+      options.costs_from_yaw_degrees = costs_from_yaw;
+    }
     if (options.rays == "stored" && (options.device == "host" || options.schedule != "grid" || options.diffuse_order != "pixel"))
       throw UsageError("--rays stored needs an OpenCL device, --schedule grid and --diffuse-order pixel");
     nlohmann::json all = nlohmann::json::array();

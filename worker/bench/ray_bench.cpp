@@ -1,6 +1,8 @@
 #include "worker/bench/ray_bench.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -45,7 +47,7 @@ double time_launches(const Launch& launch, int passes) {
 class RayLaunches {
  public:
   RayLaunches(const cl::Device& device, cl::DeviceMemoryBudget& budget, const RayBenchOptions& o)
-      : device_(device), budget_(budget), options_(o), local_{o.local_x, o.local_y} {
+      : device_(device), budget_(budget), options_(o), local_{o.local_x, o.local_y}, frozen_(o.costs_from_yaw_degrees.has_value()) {
     if (persistent()) counter_ = budget.create("bench_group_counter", 4);
   }
   bool grid() const { return options_.schedule == "grid"; }
@@ -64,6 +66,13 @@ class RayLaunches {
       order->set_args(kernel, arg);
     }
   }
+  // longest-first: one launch whose group costs order every later one (RayBenchOptions::costs_from_yaw_degrees).
+  void learn_order(const cl::Kernel& kernel, cl::Range2D items) const {
+    LongestFirstOrder& order = *orders_.at(kernel.name());
+    order.before_launch();
+    cl::launch_2d(device_, kernel, items, local_).wait();
+    order.after_launch();
+  }
   // Median ms of the kernel over `items` work items (persistent: as many groups as fill the device).
   double time(const cl::Kernel& kernel, cl::Range2D items) const {
     if (longest_first()) {
@@ -73,7 +82,7 @@ class RayLaunches {
             order.before_launch();
             cl::Event launch = cl::launch_2d(device_, kernel, items, local_);
             launch.wait();
-            order.after_launch();
+            if (!frozen_) order.after_launch();
             return launch;
           },
           options_.passes);
@@ -94,6 +103,7 @@ class RayLaunches {
   cl::DeviceMemoryBudget& budget_;
   const RayBenchOptions& options_;
   cl::Range2D local_;
+  bool frozen_;  // longest-first with the order learnt once, from the turned view
   cl::Buffer counter_;
   std::map<std::string, std::unique_ptr<LongestFirstOrder>> orders_;
 };
@@ -102,6 +112,13 @@ template <typename T>
 std::string records_hash(const cl::Device& device, const cl::Buffer& buffer, uint64_t count) {
   const std::vector<T> records = cl::read_buffer<T>(device, buffer, count);
   return hash64_hex(hash64(records.data(), records.size() * sizeof(T)));
+}
+
+// Orientation q turned `degrees` about the world's vertical (+y) axis.
+std::array<float, 4> turned_about_vertical(const std::array<float, 4>& q, float degrees) {
+  const float half = 0.5f * degrees * 3.14159265f / 180.0f, c = std::cos(half), s = std::sin(half);
+  // (c, 0, s, 0) * q
+  return {c * q[0] - s * q[2], c * q[1] + s * q[3], c * q[2] + s * q[0], c * q[3] - s * q[1]};
 }
 
 std::string describe(const tpk::Manifest& m) {
@@ -130,6 +147,8 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   // The schedule options, before any work (tessera-bench's own parser refuses them first).
   if (options.schedule != "grid" && options.schedule != "persistent" && options.schedule != "longest-first")
     throw Error("unknown schedule '" + options.schedule + "' (grid | persistent | longest-first)");
+  if (options.costs_from_yaw_degrees && (options.schedule != "longest-first" || options.device == "host"))
+    throw Error("--costs-from-yaw needs an OpenCL device and the longest-first schedule");
   if (options.diffuse_order != "pixel" && options.diffuse_order != "octant")
     throw Error("unknown diffuse order '" + options.diffuse_order + "' (pixel | octant)");
   if (options.diffuse_order == "octant" &&
@@ -145,10 +164,16 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   RayBenchResult result;
   result.ray_source = options.rays;
   result.schedule = options.device == "host" ? "" : options.schedule;
+  result.costs_from_yaw_degrees = options.costs_from_yaw_degrees;
   result.scene = std::filesystem::path(scene_path).filename().string();
   result.configuration = describe(scene.manifest());
   if (options.device != "host") {
     if (options.schedule != "grid") result.configuration += ", " + options.schedule + " work-groups";
+    if (options.costs_from_yaw_degrees) {
+      char turned[96];
+      std::snprintf(turned, sizeof turned, " (costs from the view turned %g degrees)", *options.costs_from_yaw_degrees);
+      result.configuration += turned;
+    }
     if (options.diffuse_order != "pixel") result.configuration += ", diffuse rays in " + options.diffuse_order + " order";
     if (stored) result.configuration += ", stored rays";
   }
@@ -156,6 +181,12 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   spec.pose = pose_from_manifest(scene.manifest().camera());
   spec.vertical_fov_degrees = scene.manifest().camera().vertical_fov_degrees();
   const CameraParams camera = make_camera(spec, options.size, options.size);
+  std::optional<CameraParams> turned;  // --costs-from-yaw: the view the group costs come from
+  if (options.costs_from_yaw_degrees) {
+    CameraSpec t = spec;
+    t.pose.orientation = turned_about_vertical(spec.pose.orientation, *options.costs_from_yaw_degrees);
+    turned = make_camera(t, options.size, options.size);
+  }
   const auto light = bench_light_position(scene);
   const uint64_t pixels = uint64_t(options.size) * options.size;
   if (options.stats) result.stats = traversal_stats(scene, camera, light);
@@ -209,11 +240,26 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   const bool blocks = cl::uses_cpu_paths(device) && launches.grid();
   const std::string block = blocks ? "_block" : "";
   const cl::Range2D block_items = blocks ? pixel_work_items(device, options.size, options.size) : image;
+  // --costs-from-yaw: each kind's group order from one launch on the turned view (camera and hits
+  // arguments at camera_arg, camera_arg + 1: the primary rays write the turned view's hits, which
+  // the shadow and diffuse rays then start from), then the kernel's arguments back.
+  cl::Buffer turned_hits;
+  if (turned) turned_hits = budget.create("bench_turned_hits", pixels * 16);
+  auto learn_from_turned_view = [&](cl::Kernel& kernel, cl_uint camera_arg, cl::Range2D items) {
+    if (!turned) return;
+    kernel.set_arg(camera_arg, *turned);
+    kernel.set_arg(camera_arg + 1, turned_hits);
+    launches.learn_order(kernel, items);
+    kernel.set_arg(camera_arg, camera);
+    kernel.set_arg(camera_arg + 1, hits);
+  };
   cl::Kernel primary = program.kernel(stored ? "bench_store_primary_rays" : launches.kernel_name("bench_primary" + block));
   cl_uint arg = device_scene.set_scene_args(primary);
+  const cl_uint primary_camera_arg = arg;
   primary.set_arg(arg++, camera);
   primary.set_arg(arg++, stored ? rays : hits);
   launches.finish_args(primary, arg);
+  learn_from_turned_view(primary, primary_camera_arg, block_items);
   const double primary_ms = stored ? time_stored(primary, false, hits) : launches.time(primary, block_items);
   const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
   const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
@@ -221,6 +267,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
 
   cl::Kernel shadow = program.kernel(stored ? "bench_store_shadow_rays" : launches.kernel_name("bench_shadow" + block));
   arg = device_scene.set_scene_args(shadow);
+  const cl_uint shadow_camera_arg = arg;
   shadow.set_arg(arg++, camera);
   shadow.set_arg(arg++, hits);
   shadow.set_arg(arg++, light[0]);
@@ -228,6 +275,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   shadow.set_arg(arg++, light[2]);
   shadow.set_arg(arg++, stored ? rays : occluded);
   launches.finish_args(shadow, arg);
+  learn_from_turned_view(shadow, shadow_camera_arg, block_items);
   const double shadow_ms = stored ? time_stored(shadow, true, occluded) : launches.time(shadow, block_items);
   result.kinds.push_back({"shadow", hit_count, shadow_ms, records_hash<cl_uint>(device, occluded, pixels)});
 
@@ -237,6 +285,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
                                      : sorted ? "bench_diffuse_sorted"
                                               : launches.kernel_name("bench_diffuse"));
   arg = device_scene.set_scene_args(diffuse);
+  const cl_uint diffuse_camera_arg = arg;
   diffuse.set_arg(arg++, camera);
   diffuse.set_arg(arg++, hits);
   diffuse.set_arg(arg++, cl_uint(TS_BENCH_DIFFUSE_SEED));
@@ -249,6 +298,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
     diffuse_ms = time_launches([&] { return cl::launch_2d(device, diffuse, image, sort_group); }, options.passes);
   } else {
     launches.finish_args(diffuse, arg);
+    learn_from_turned_view(diffuse, diffuse_camera_arg, image);
     diffuse_ms = launches.time(diffuse, image);
   }
   result.kinds.push_back({"diffuse", hit_count, diffuse_ms, records_hash<cl_float4>(device, bounce, pixels)});
@@ -273,6 +323,7 @@ nlohmann::json to_json(const RayBenchResult& r) {
     j["mesh_tree_bytes_per_triangle"] = r.mesh_tree_bytes_per_triangle;
     j["rays"] = r.ray_source;
     j["schedule"] = r.schedule;
+    if (r.costs_from_yaw_degrees) j["costs_from_yaw_degrees"] = *r.costs_from_yaw_degrees;
   }
   if (!r.embree.empty()) {
     j["embree"] = kinds(r.embree);

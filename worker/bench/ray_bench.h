@@ -1,6 +1,7 @@
 #pragma once
 // `tessera-bench rays`: primary, shadow and one-bounce diffuse rays of a fixed camera traced by
 // the OpenCL kernels, timed with device events (median of the timed passes after a warm-up).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct RayBenchOptions {
   //               before, costliest first (kernels/render/ordered_groups.h, worker/render/longest_first.h)
   std::string schedule = "grid";
   uint32_t persistent_groups_per_unit = 32;
+  // longest-first only: the group costs come from one pass of each kind from the view turned this many
+  // degrees about the vertical axis (a head turned since the last frame), and every timed pass keeps
+  // that order. Unset: each timed pass takes the costs of the pass before it.
+  std::optional<float> costs_from_yaw_degrees;
   // Order of the diffuse bounces: pixel (as generated) or octant (each work-group of
   // sort_local_x x sort_local_y pixels sorts its rays by direction octant first, inside the timed kernel).
   std::string diffuse_order = "pixel";
@@ -51,6 +56,7 @@ struct RayBenchResult {
   std::string configuration;  // quantization and kd-tree variant (and node layout on OpenCL devices)
   std::string ray_source = "generated";  // RayBenchOptions::rays
   std::string schedule;                  // RayBenchOptions::schedule on OpenCL devices
+  std::optional<float> costs_from_yaw_degrees;  // RayBenchOptions::costs_from_yaw_degrees
   std::string kd_layout;      // OpenCL devices: TESSERA_KD_LAYOUT (dfs, blocked, blocked64)
   double mesh_tree_bytes_per_triangle = 0.0;  // OpenCL devices: triangles, vertices, kd-tree
   std::string device;
