@@ -2,7 +2,8 @@
  * group records what it cost, so that the host can hand the next launch of the same work its
  * costliest groups first (Graham's longest-processing-time rule; worker/render/longest_first.h).
  * A launch in grid order ends with whatever its last rows hold: when they are costly, the device
- * drains for a long time with few warps in flight, and the order of the groups is the cure.
+ * drains for a long time with few warps in flight. Ordered by the very costs of the launch before,
+ * it drains less: a bound on what the end of a launch costs (another view's costs order worse).
  *
  * The cost is the group's time on the device's clock where the host says there is one that a
  * kernel can read (-D TS_GROUP_CLOCK_GLOBALTIMER=1: NVIDIA's nanosecond timer, through inline PTX);

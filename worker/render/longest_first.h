@@ -1,8 +1,9 @@
 #pragma once
 // Host side of work-groups longest first (kernels/render/ordered_groups.h): a launch that repeats
 // (the passes of tessera-bench rays) runs its work-groups costliest first, by what each cost in
-// the launch before. Grid order leaves a launch whose last rows are costly draining with few warps
-// in flight; the order of the groups cures that without changing what any work item computes.
+// the launch before, without changing what any work item computes. It bounds what the end of a
+// launch costs (a launch drains with few warps in flight while its costliest last groups run on);
+// the costs of other rays (another view, another kind) order worse than the grid (README).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ namespace tessera {
 std::vector<uint32_t> longest_first(const std::vector<uint32_t>& costs, uint32_t levels = 0);
 
 // The levels LongestFirstOrder takes. H100, tessera-bench rays, against exact costs: Dabrovic Sponza
-// +2.5 % primary and shadow rays, Crytek Sponza within 1 %; 4 levels lose 5-10 %.
+// +1.5-2.5 % primary and shadow rays, Crytek Sponza within 1 %; 4 levels lose 5-10 %.
 constexpr uint32_t kLongestFirstLevels = 16;
 
 // Build options for kernels that include kernels/render/ordered_groups.h: the device's own clock
