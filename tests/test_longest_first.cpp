@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 
 #include "common/cl/commands.h"
@@ -29,6 +30,21 @@ TEST(LongestFirst, LevelsKeepGridOrderWithinALevel) {
   // 4 levels of 25: 100 and 95 and 90 share the top one, 10 and 12 and 0 the lowest
   EXPECT_EQ(longest_first(costs, 4), (std::vector<uint32_t>{1, 2, 5, 3, 0, 4, 6}));
   EXPECT_EQ(longest_first(costs, 1), (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6}));
+}
+
+// A group's pixels from black through red and yellow to white for the costliest.
+TEST(LongestFirst, CostPicture) {
+  const ImageRgba8 image = group_cost_image({0, 50, 100, 25}, 2, 2, 3);
+  ASSERT_EQ(image.width(), 4);
+  ASSERT_EQ(image.height(), 6);
+  const auto pixel = [&](int x, int y) {
+    const uint8_t* p = image.row(y) + 4 * x;
+    return std::array<int, 4>{p[0], p[1], p[2], p[3]};
+  };
+  EXPECT_EQ(pixel(1, 2), (std::array<int, 4>{0, 0, 0, 255}));      // group 0: nothing
+  EXPECT_EQ(pixel(2, 0), (std::array<int, 4>{255, 128, 0, 255}));  // group 1: half
+  EXPECT_EQ(pixel(1, 3), (std::array<int, 4>{255, 255, 255, 255}));  // group 2: the costliest
+  EXPECT_EQ(pixel(3, 5), (std::array<int, 4>{191, 0, 0, 255}));    // group 3: a quarter
 }
 
 // Each work item counts its pixel once and does work growing with its virtual group; the group's

@@ -14,6 +14,7 @@
 
 #include "common/base/error.h"
 #include "common/cl/device_selection.h"
+#include "common/image/png_io.h"
 #include "common/render/camera_setup.h"
 #include "common/render/stereo.h"
 #include "scene-packer/packer.h"
@@ -150,8 +151,16 @@ TEST_F(TraversalVariants, LongestFirstWorkGroups) {
   EXPECT_EQ(expect_default_hits("", "--schedule longest-first")[0]["schedule"], "longest-first");
   EXPECT_EQ((*default_)[0]["schedule"], "grid");
   EXPECT_FALSE((*default_)[0].contains("costs_from_yaw_degrees"));
-  // the order learnt once, from the view turned 10 degrees
-  EXPECT_EQ(expect_default_hits("", "--schedule longest-first --costs-from-yaw 10")[0]["costs_from_yaw_degrees"], 10.0);
+  // the order learnt once, from the view turned 10 degrees; the pictures of the costs, a group 8 x 8 pixels
+  const std::string prefix = (dir_->path() / "costs").string();
+  const auto turned = expect_default_hits("", "--schedule longest-first --costs-from-yaw 10 --cost-map " + prefix);
+  ASSERT_EQ(turned.size(), 2u);
+  EXPECT_EQ(turned[0]["costs_from_yaw_degrees"], 10.0);
+  EXPECT_EQ(turned[1]["cost_maps"], nlohmann::json::array({prefix + "-crytek-primary.png", prefix + "-crytek-shadow.png",
+                                                           prefix + "-crytek-diffuse.png"}));
+  const ImageRgba8 shadow_costs = read_image(prefix + "-bunny-shadow.png");
+  EXPECT_EQ(shadow_costs.width(), 40);  // 5 groups of 8
+  EXPECT_EQ(shadow_costs.height(), 40);
 }
 
 TEST_F(TraversalVariants, DiffuseRaysInOctantOrder) {
@@ -208,13 +217,14 @@ TEST(TraversalVariantOptions, BadValuesAreRefused) {
   }
 }
 
-TEST(TraversalVariantOptions, CostsFromAnotherViewNeedTheLongestFirstSchedule) {
+TEST(TraversalVariantOptions, CostOptionsNeedTheLongestFirstSchedule) {
   const std::string bench = (testing::binary_dir() / "worker/tessera-bench").string() + " rays none.tpk ";
-  for (const char* flags : {"--costs-from-yaw 5", "--costs-from-yaw 5 --schedule persistent",
+  for (const char* flags : {"--costs-from-yaw 5", "--costs-from-yaw 5 --schedule persistent", "--cost-map c",
+                            "--cost-map c --schedule longest-first --device host",
                             "--costs-from-yaw 5 --schedule longest-first --device host", "--costs-from-yaw 95 --schedule longest-first"}) {
     const auto r = testing::run_command(bench + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.output;
-    EXPECT_NE(r.output.find("--costs-from-yaw"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(std::string(flags).substr(0, 10)), std::string::npos) << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   }
 }

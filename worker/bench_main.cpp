@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
                        "With --schedule longest-first: take the group costs from one pass of the view turned DEG degrees\n"
                        "about the vertical axis (a head turned since the last frame) and keep that order for every timed pass")
           ->check(CLI::Range(-90.0f, 90.0f));
+  rays->add_option("--cost-map", options.cost_map,
+                   "With --schedule longest-first: PNG pictures of what each work-group cost in the last timed pass,\n"
+                   "PREFIX-SCENE-primary.png, -shadow.png, -diffuse.png (black, red, yellow, white for the costliest)");
   rays->add_option("--persistent-groups", options.persistent_groups_per_unit, "Persistent work-groups per compute unit")
       ->capture_default_str()->check(CLI::Range(1u, 1024u));
   rays->add_option("--diffuse-order", options.diffuse_order,
@@ -123,6 +126,8 @@ int main(int argc, char** argv) {
       throw UsageError("bad --sort-group '" + sort_group + "' (expected WxH such as 16x16, at most 256 work-items)");
     if (options.diffuse_order == "octant" && options.schedule != "grid")
       throw UsageError("--diffuse-order octant works with --schedule grid only");
+    if (!options.cost_map.empty() && (options.schedule != "longest-first" || options.device == "host"))
+      throw UsageError("--cost-map needs an OpenCL device and --schedule longest-first");
     if (*costs_from_yaw_option) {
       if (options.schedule != "longest-first" || options.device == "host")
         throw UsageError("--costs-from-yaw needs an OpenCL device and --schedule longest-first");
@@ -151,6 +156,7 @@ int main(int argc, char** argv) {
         std::printf("\n");
       }
       if (!r.embree_note.empty()) std::printf("  Embree: %s\n", r.embree_note.c_str());
+      for (const auto& path : r.cost_maps) std::printf("  cost map: %s\n", path.c_str());
       if (!r.stats.empty()) std::printf("%s", bench::format_traversal_stats(r.stats).c_str());
     }
     if (json) std::cout << all.dump(2) << std::endl;

@@ -13,6 +13,7 @@
 #include "common/cl/device.h"
 #include "common/cl/device_memory.h"
 #include "common/cl/program.h"
+#include "common/image/png_io.h"
 #include "common/render/camera_setup.h"
 #include "kernels/integrators/bench_rays.h"  // TS_BENCH_DIFFUSE_SEED
 #include "kernels/render/ray_octant_sort.h"
@@ -72,6 +73,11 @@ class RayLaunches {
     order.before_launch();
     cl::launch_2d(device_, kernel, items, local_).wait();
     order.after_launch();
+  }
+  // longest-first: the picture of what the kernel's groups cost in its last launch.
+  void write_cost_map(const cl::Kernel& kernel, const std::string& path) const {
+    const uint32_t groups_x = (options_.size + local_.x - 1) / local_.x;
+    write_png(path, group_cost_image(orders_.at(kernel.name())->costs(), groups_x, local_.x, local_.y));
   }
   // Median ms of the kernel over `items` work items (persistent: as many groups as fill the device).
   double time(const cl::Kernel& kernel, cl::Range2D items) const {
@@ -149,6 +155,8 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
     throw Error("unknown schedule '" + options.schedule + "' (grid | persistent | longest-first)");
   if (options.costs_from_yaw_degrees && (options.schedule != "longest-first" || options.device == "host"))
     throw Error("--costs-from-yaw needs an OpenCL device and the longest-first schedule");
+  if (!options.cost_map.empty() && (options.schedule != "longest-first" || options.device == "host"))
+    throw Error("--cost-map needs an OpenCL device and the longest-first schedule");
   if (options.diffuse_order != "pixel" && options.diffuse_order != "octant")
     throw Error("unknown diffuse order '" + options.diffuse_order + "' (pixel | octant)");
   if (options.diffuse_order == "octant" &&
@@ -261,6 +269,12 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   launches.finish_args(primary, arg);
   learn_from_turned_view(primary, primary_camera_arg, block_items);
   const double primary_ms = stored ? time_stored(primary, false, hits) : launches.time(primary, block_items);
+  auto cost_map = [&](const cl::Kernel& kernel, const char* kind) {
+    if (options.cost_map.empty()) return;
+    result.cost_maps.push_back(options.cost_map + "-" + std::filesystem::path(scene_path).stem().string() + "-" + kind + ".png");
+    launches.write_cost_map(kernel, result.cost_maps.back());
+  };
+  cost_map(primary, "primary");
   const auto records = cl::read_buffer<cl_float4>(device, hits, pixels);
   const uint64_t hit_count = uint64_t(std::count_if(records.begin(), records.end(), [](const cl_float4& r) { return r.s[0] >= 0.0f; }));
   result.kinds.push_back({"primary", pixels, primary_ms, hash64_hex(hash64(records.data(), records.size() * sizeof(cl_float4)))});
@@ -277,6 +291,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   launches.finish_args(shadow, arg);
   learn_from_turned_view(shadow, shadow_camera_arg, block_items);
   const double shadow_ms = stored ? time_stored(shadow, true, occluded) : launches.time(shadow, block_items);
+  cost_map(shadow, "shadow");
   result.kinds.push_back({"shadow", hit_count, shadow_ms, records_hash<cl_uint>(device, occluded, pixels)});
 
   // Octant order is a kernel of its own with its own work-group shape (persistent launches keep pixel order).
@@ -300,6 +315,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
     launches.finish_args(diffuse, arg);
     learn_from_turned_view(diffuse, diffuse_camera_arg, image);
     diffuse_ms = launches.time(diffuse, image);
+    cost_map(diffuse, "diffuse");
   }
   result.kinds.push_back({"diffuse", hit_count, diffuse_ms, records_hash<cl_float4>(device, bounce, pixels)});
 
@@ -324,6 +340,7 @@ nlohmann::json to_json(const RayBenchResult& r) {
     j["rays"] = r.ray_source;
     j["schedule"] = r.schedule;
     if (r.costs_from_yaw_degrees) j["costs_from_yaw_degrees"] = *r.costs_from_yaw_degrees;
+    if (!r.cost_maps.empty()) j["cost_maps"] = r.cost_maps;
   }
   if (!r.embree.empty()) {
     j["embree"] = kinds(r.embree);

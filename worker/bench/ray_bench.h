@@ -37,6 +37,9 @@ struct RayBenchOptions {
   // degrees about the vertical axis (a head turned since the last frame), and every timed pass keeps
   // that order. Unset: each timed pass takes the costs of the pass before it.
   std::optional<float> costs_from_yaw_degrees;
+  // longest-first only: PNG pictures of what each group cost in the last timed pass, one a kind of ray,
+  // at <cost_map>-<scene file stem>-primary.png, -shadow.png, -diffuse.png (empty: none).
+  std::string cost_map;
   // Order of the diffuse bounces: pixel (as generated) or octant (each work-group of
   // sort_local_x x sort_local_y pixels sorts its rays by direction octant first, inside the timed kernel).
   std::string diffuse_order = "pixel";
@@ -57,6 +60,7 @@ struct RayBenchResult {
   std::string ray_source = "generated";  // RayBenchOptions::rays
   std::string schedule;                  // RayBenchOptions::schedule on OpenCL devices
   std::optional<float> costs_from_yaw_degrees;  // RayBenchOptions::costs_from_yaw_degrees
+  std::vector<std::string> cost_maps;           // the pictures RayBenchOptions::cost_map wrote
   std::string kd_layout;      // OpenCL devices: TESSERA_KD_LAYOUT (dfs, blocked, blocked64)
   double mesh_tree_bytes_per_triangle = 0.0;  // OpenCL devices: triangles, vertices, kd-tree
   std::string device;

@@ -16,6 +16,24 @@ std::vector<uint32_t> longest_first(const std::vector<uint32_t>& costs, uint32_t
   return order;
 }
 
+ImageRgba8 group_cost_image(const std::vector<uint32_t>& costs, uint32_t groups_x, uint32_t local_x, uint32_t local_y) {
+  const uint32_t groups_y = groups_x ? uint32_t((costs.size() + groups_x - 1) / groups_x) : 0;
+  ImageRgba8 image(int(groups_x * local_x), int(groups_y * local_y), Rgba8{0, 0, 0, 255});
+  const uint32_t top = costs.empty() ? 0 : *std::max_element(costs.begin(), costs.end());
+  const auto channel = [](double v) { return uint8_t(std::clamp(v, 0.0, 1.0) * 255.0 + 0.5); };
+  for (int y = 0; y < image.height(); ++y) {
+    uint8_t* row = image.row(y);
+    for (int x = 0; x < image.width(); ++x) {
+      const size_t g = size_t(y / local_y) * groups_x + size_t(x / local_x);
+      const double t = g < costs.size() && top ? double(costs[g]) / top : 0.0;
+      row[4 * x] = channel(3 * t);
+      row[4 * x + 1] = channel(3 * t - 1);
+      row[4 * x + 2] = channel(3 * t - 2);
+    }
+  }
+  return image;
+}
+
 std::string group_clock_build_options(const cl::Device& device) {
   const auto& info = device.info();
   const bool nvidia = info.platform_name.find("NVIDIA") != std::string::npos;

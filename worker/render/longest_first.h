@@ -12,6 +12,7 @@
 #include "common/cl/device.h"
 #include "common/cl/device_memory.h"
 #include "common/cl/kernel.h"
+#include "common/image/image.h"
 
 namespace tessera {
 
@@ -24,6 +25,10 @@ std::vector<uint32_t> longest_first(const std::vector<uint32_t>& costs, uint32_t
 // The levels LongestFirstOrder takes. H100, tessera-bench rays, against exact costs: Dabrovic Sponza
 // +1.5-2.5 % primary and shadow rays, Crytek Sponza within 1 %; 4 levels lose 5-10 %.
 constexpr uint32_t kLongestFirstLevels = 16;
+
+// A picture of what the groups of a grid launch cost: each group's local_x x local_y pixels from black
+// through red and yellow to white for the costliest (costs: groups_x a row, row by row).
+ImageRgba8 group_cost_image(const std::vector<uint32_t>& costs, uint32_t groups_x, uint32_t local_x, uint32_t local_y);
 
 // Build options for kernels that include kernels/render/ordered_groups.h: the device's own clock
 // where a kernel can read one (NVIDIA), else none (the logical clock).
