@@ -41,13 +41,15 @@ int main(int argc, char** argv) {
   rays->add_option("--schedule", options.schedule,
                    "grid: one work item per pixel in one launch; persistent: persistent work-groups that take blocks of\n"
                    "pixels from a global counter (Aila and Laine 2009); longest-first: the grid's work-groups, each timed\n"
-                   "pass in the order of what they cost in the pass before, costliest first (the warm-up in grid order)")
+                   "pass in the order of what they cost in the pass before, costliest first (the warm-up in grid order):\n"
+                   "a bound on what the end of a launch costs, as the very rays' own costs order it")
       ->capture_default_str()->check(CLI::IsMember({"grid", "persistent", "longest-first"}));
   float costs_from_yaw = 0;
   auto* costs_from_yaw_option =
       rays->add_option("--costs-from-yaw", costs_from_yaw,
-                       "With --schedule longest-first: take the group costs from one pass of the view turned DEG degrees\n"
-                       "about the vertical axis (a head turned since the last frame) and keep that order for every timed pass")
+                       "With --schedule longest-first: take the group costs from one pass of the view turned this many\n"
+                       "degrees about the vertical axis (a head turned since the last frame) and keep that order for every\n"
+                       "timed pass")
           ->check(CLI::Range(-90.0f, 90.0f));
   rays->add_option("--cost-map", options.cost_map,
                    "With --schedule longest-first: PNG pictures of what each work-group cost in the last timed pass,\n"
