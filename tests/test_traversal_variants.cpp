@@ -221,6 +221,7 @@ TEST(TraversalVariantOptions, CostOptionsNeedTheLongestFirstSchedule) {
   const std::string bench = (testing::binary_dir() / "worker/tessera-bench").string() + " rays none.tpk ";
   for (const char* flags : {"--costs-from-yaw 5", "--costs-from-yaw 5 --schedule persistent", "--cost-map c",
                             "--cost-map c --schedule longest-first --device host",
+                            "--cost-map no/such/folder/c --schedule longest-first",
                             "--costs-from-yaw 5 --schedule longest-first --device host", "--costs-from-yaw 95 --schedule longest-first"}) {
     const auto r = testing::run_command(bench + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.output;

@@ -128,8 +128,17 @@ int main(int argc, char** argv) {
       throw UsageError("bad --sort-group '" + sort_group + "' (expected WxH such as 16x16, at most 256 work-items)");
     if (options.diffuse_order == "octant" && options.schedule != "grid")
       throw UsageError("--diffuse-order octant works with --schedule grid only");
-    if (!options.cost_map.empty() && (options.schedule != "longest-first" || options.device == "host"))
-      throw UsageError("--cost-map needs an OpenCL device and --schedule longest-first");
+    if (!options.cost_map.empty()) {
+      if (options.schedule != "longest-first" || options.device == "host")
+        throw UsageError("--cost-map needs an OpenCL device and --schedule longest-first");
+      // before the work, not after it
+      const std::filesystem::path folder = std::filesystem::path(options.cost_map).parent_path();
+      if (!folder.empty() && !std::filesystem::is_directory(folder))
+        throw UsageError("--cost-map: no folder '" + folder.string() + "' to write the pictures in");
+      for (const auto& scene : scenes)
+        for (const char* kind : {"primary", "shadow", "diffuse"})
+          refuse_non_regular_output(bench::cost_map_path(options, scene, kind));
+    }
     if (*costs_from_yaw_option) {
       if (options.schedule != "longest-first" || options.device == "host")
         throw UsageError("--costs-from-yaw needs an OpenCL device and --schedule longest-first");

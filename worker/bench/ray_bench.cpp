@@ -52,6 +52,8 @@ class RayLaunches {
     if (persistent()) counter_ = budget.create("bench_group_counter", 4);
   }
   bool grid() const { return options_.schedule == "grid"; }
+  uint32_t groups_x() const { return (options_.size + local_.x - 1) / local_.x; }
+  uint32_t groups_y() const { return (options_.size + local_.y - 1) / local_.y; }
   bool persistent() const { return options_.schedule == "persistent"; }
   bool longest_first() const { return options_.schedule == "longest-first"; }
   std::string kernel_name(const std::string& base) const {
@@ -61,9 +63,8 @@ class RayLaunches {
   void finish_args(cl::Kernel& kernel, cl_uint arg) {
     if (persistent()) kernel.set_arg(arg, counter_);
     if (longest_first()) {
-      const uint32_t groups = ((options_.size + local_.x - 1) / local_.x) * ((options_.size + local_.y - 1) / local_.y);
       auto& order = orders_[kernel.name()];
-      order = std::make_unique<LongestFirstOrder>(device_, budget_, groups, kernel.name());
+      order = std::make_unique<LongestFirstOrder>(device_, budget_, groups_x() * groups_y(), kernel.name());
       order->set_args(kernel, arg);
     }
   }
@@ -76,8 +77,7 @@ class RayLaunches {
   }
   // longest-first: the picture of what the kernel's groups cost in its last launch.
   void write_cost_map(const cl::Kernel& kernel, const std::string& path) const {
-    const uint32_t groups_x = (options_.size + local_.x - 1) / local_.x;
-    write_png(path, group_cost_image(orders_.at(kernel.name())->costs(), groups_x, local_.x, local_.y));
+    write_png(path, group_cost_image(orders_.at(kernel.name())->costs(), groups_x(), local_.x, local_.y));
   }
   // Median ms of the kernel over `items` work items (persistent: as many groups as fill the device).
   double time(const cl::Kernel& kernel, cl::Range2D items) const {
@@ -147,6 +147,10 @@ std::array<float, 3> bench_light_position(const PackedScene& scene) {
   const auto& b = m.bounds();
   return {0.5f * (b.min().x() + b.max().x()), b.max().y() - 0.01f * (b.max().y() - b.min().y()),
           0.5f * (b.min().z() + b.max().z())};
+}
+
+std::string cost_map_path(const RayBenchOptions& options, const std::string& scene_path, const std::string& kind) {
+  return options.cost_map + "-" + std::filesystem::path(scene_path).stem().string() + "-" + kind + ".png";
 }
 
 RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOptions& options) {
@@ -271,7 +275,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   const double primary_ms = stored ? time_stored(primary, false, hits) : launches.time(primary, block_items);
   auto cost_map = [&](const cl::Kernel& kernel, const char* kind) {
     if (options.cost_map.empty()) return;
-    result.cost_maps.push_back(options.cost_map + "-" + std::filesystem::path(scene_path).stem().string() + "-" + kind + ".png");
+    result.cost_maps.push_back(cost_map_path(options, scene_path, kind));
     launches.write_cost_map(kernel, result.cost_maps.back());
   };
   cost_map(primary, "primary");

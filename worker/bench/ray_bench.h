@@ -71,6 +71,10 @@ struct RayBenchResult {
 };
 
 RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOptions& options);
+
+// Where RayBenchOptions::cost_map puts the picture of one scene's kind of ray ("primary", "shadow",
+// "diffuse"): <cost_map>-<scene file stem>-<kind>.png.
+std::string cost_map_path(const RayBenchOptions& options, const std::string& scene_path, const std::string& kind);
 nlohmann::json to_json(const RayBenchResult& result);
 // Embree is linked in (tessera-bench only).
 bool embree_available();

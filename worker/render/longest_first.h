@@ -49,7 +49,6 @@ class LongestFirstOrder {
   // Once a launch has completed: reads what its groups cost and orders the next one by it.
   void after_launch();
 
-  uint32_t group_count() const { return group_count_; }
   const std::vector<uint32_t>& order() const { return order_; }
   // What each group cost in the last launch (clock ticks, at least 1 a group); empty before one.
   const std::vector<uint32_t>& costs() const { return costs_; }
