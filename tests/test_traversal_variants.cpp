@@ -177,6 +177,37 @@ TEST_F(TraversalVariants, StoredRays) {
   EXPECT_EQ(bench("", "--rays stored")[0]["rays"], "stored");
 }
 
+// `--shadow-rays facing`: only the pixels whose surface faces the light cast a shadow ray, the rays
+// the renderers cast. Fewer rays, other answers; the primary and diffuse rays do not change, and the
+// host (its CPU packets, and its counts of --stats) casts the very rays with the very answers.
+TEST_F(TraversalVariants, ShadowRaysFacingTheLight) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  const nlohmann::json facing = bench("", "--shadow-rays facing");
+  ASSERT_EQ(facing.size(), 2u);
+  ASSERT_EQ(default_->size(), 2u);
+  const auto host = testing::run_command((testing::binary_dir() / "worker/tessera-bench").string() + " rays " +
+                                         (dir_->path() / "bunny.tpk").string() + " " + (dir_->path() / "crytek.tpk").string() +
+                                         " --device host --size 40 --passes 5 --no-embree --stats --shadow-rays facing --json");
+  ASSERT_EQ(host.exit_code, 0) << host.output;
+  const nlohmann::json on_host = nlohmann::json::parse(host.output);
+  ASSERT_EQ(on_host.size(), 2u);
+  for (size_t scene = 0; scene < 2; ++scene) {
+    SCOPED_TRACE((*default_)[scene]["scene"].get<std::string>());
+    EXPECT_EQ((*default_)[scene]["shadow_rays"], "all");
+    EXPECT_EQ(facing[scene]["shadow_rays"], "facing");
+    const auto& all = (*default_)[scene]["kernels"];
+    const auto& some = facing[scene]["kernels"];
+    for (const char* kind : {"primary", "diffuse"}) EXPECT_EQ(all[kind]["hits_xxh64"], some[kind]["hits_xxh64"]) << kind;
+    const uint64_t cast = some["shadow"]["rays"].get<uint64_t>(), every = all["shadow"]["rays"].get<uint64_t>();
+    EXPECT_GT(cast, 0u);
+    EXPECT_LT(cast, every);
+    EXPECT_NE(some["shadow"]["hits_xxh64"], all["shadow"]["hits_xxh64"]);
+    EXPECT_EQ(on_host[scene]["kernels"]["shadow"]["hits_xxh64"], some["shadow"]["hits_xxh64"]);
+    EXPECT_EQ(on_host[scene]["kernels"]["shadow"]["rays"].get<uint64_t>(), cast);
+    EXPECT_EQ(on_host[scene]["traversal_per_ray"]["shadow"]["rays"].get<uint64_t>(), cast);
+  }
+}
+
 // `--stats` counts what each ray does with the traversal GPUs run: real work, consistent counts.
 TEST_F(TraversalVariants, StatsCountTheTraversal) {
   const auto r = testing::run_command((testing::binary_dir() / "worker/tessera-bench").string() + " rays " +
@@ -201,7 +232,7 @@ TEST_F(TraversalVariants, StatsCountTheTraversal) {
 
 TEST(TraversalVariantOptions, BadValuesAreRefused) {
   const std::string bench = (testing::binary_dir() / "worker/tessera-bench").string() + " rays none.tpk ";
-  for (const char* flags : {"--schedule sometimes", "--diffuse-order random", "--sort-group 32x16",
+  for (const char* flags : {"--schedule sometimes", "--diffuse-order random", "--sort-group 32x16", "--shadow-rays some",
                             "--diffuse-order octant --schedule persistent", "--diffuse-order octant --schedule longest-first"}) {
     const auto r = testing::run_command(bench + flags);
     EXPECT_NE(r.exit_code, 0) << flags;

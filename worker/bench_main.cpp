@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
                    "the rays to device memory first and the timed kernel only reads and traces them, as other tracers'\n"
                    "batch kernels do (OpenCL devices, grid schedule, pixel order; the same rays and hits)")
       ->capture_default_str()->check(CLI::IsMember({"generated", "stored"}));
+  rays->add_option("--shadow-rays", options.shadow_rays,
+                   "all: a shadow ray from every primary hit; facing: only where the surface faces the light, the rays\n"
+                   "the renderers cast (a light behind a surface lights nothing)")
+      ->capture_default_str()->check(CLI::IsMember({"all", "facing"}));
   std::string sort_group = "16x16";
   rays->add_option("--sort-group", sort_group, "Work-group shape WxH of --diffuse-order octant (at most 256 work items)")
       ->capture_default_str();

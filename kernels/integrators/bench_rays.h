@@ -30,14 +30,22 @@ TS_FN float3 bench_hit_point(const SceneView* scene, const CameraParams* cam, ui
   return v3_madd(camera_origin(cam), dir, rec.x);
 }
 
-/* Shadow ray of pixel (x, y): returns 0 when the pixel has no primary hit. */
+/* Which pixels cast a shadow ray (`tessera-bench rays --shadow-rays`): every pixel with a primary hit
+ * (facing_only 0), or only those whose surface faces the light (1) — the rays the renderers cast, which
+ * skip a light behind the surface (kernels/integrators/direct_light.h). OpenCL programs take it at
+ * build time, so the default kernels hold no test. */
+#ifndef TS_BENCH_SHADOW_FACING
+#define TS_BENCH_SHADOW_FACING 0
+#endif
+
+/* Shadow ray of pixel (x, y): returns 0 when the pixel casts none. */
 TS_FN int bench_shadow_ray(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, float3 light,
-                           float eps, float3* org, float3* dir) {
+                           float eps, int facing_only, float3* org, float3* dir) {
   float3 n;
   if (rec.x < 0.0f) return 0;
   *org = v3_madd(bench_hit_point(scene, cam, x, y, rec, &n), n, eps);
   *dir = v3_sub(light, *org); /* t in (0, 1) reaches the light */
-  return 1;
+  return !facing_only || v3_dot(n, *dir) > 0.0f;
 }
 
 /* Cosine-distributed direction around the hit's normal (Malley's method). */
@@ -73,9 +81,10 @@ TS_FN float bench_epsilon(const SceneView* s) {
 /* A shadow ray's segment ends just before the light. */
 #define TS_BENCH_SHADOW_TMAX 0.9999f
 
-TS_FN uint bench_trace_shadow(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, float3 light) {
+TS_FN uint bench_trace_shadow(const SceneView* scene, const CameraParams* cam, uint x, uint y, float4 rec, float3 light,
+                              int facing_only) {
   float3 org, dir;
-  if (!bench_shadow_ray(scene, cam, x, y, rec, light, bench_epsilon(scene), &org, &dir)) return 2u; /* no ray */
+  if (!bench_shadow_ray(scene, cam, x, y, rec, light, bench_epsilon(scene), facing_only, &org, &dir)) return 2u; /* no ray */
   return (uint)kd_intersect_any(scene, org, dir, 0.0f, TS_BENCH_SHADOW_TMAX);
 }
 
@@ -113,7 +122,7 @@ TS_FN void bench_trace_primary_block(const SceneView* scene, const CameraParams*
 }
 
 TS_FN void bench_trace_shadow_block(const SceneView* scene, const CameraParams* cam, uint x0, uint y0,
-                                    TS_GLOBAL const float4* hits, float3 light, TS_GLOBAL uint* occluded) {
+                                    TS_GLOBAL const float4* hits, float3 light, int facing_only, TS_GLOBAL uint* occluded) {
   KdPacket rays;
   Hit hit[TS_SIMD_LANES];
   int found[TS_SIMD_LANES], has_ray[TS_SIMD_LANES];
@@ -122,7 +131,7 @@ TS_FN void bench_trace_shadow_block(const SceneView* scene, const CameraParams* 
   for (l = 0u; l < TS_SIMD_LANES; ++l) {
     uint x = camera_block_x(x0, l), y = camera_block_y(y0, l);
     has_ray[l] = camera_block_inside(x0, y0, l, cam->width, cam->height) &&
-                 bench_shadow_ray(scene, cam, x, y, hits[y * cam->width + x], light, eps, &rays.org[l], &rays.dir[l]);
+                 bench_shadow_ray(scene, cam, x, y, hits[y * cam->width + x], light, eps, facing_only, &rays.org[l], &rays.dir[l]);
     if (!has_ray[l]) rays.org[l] = rays.dir[l] = make_float3(0.0f, 0.0f, 0.0f);
     rays.tmin[l] = 0.0f;
     rays.tmax[l] = has_ray[l] ? 0.9999f : -1.0f;

@@ -44,6 +44,7 @@ std::vector<RayKindResult> host_trace(const PackedScene& scene, const CameraPara
   const uint32_t w = camera.width, h = camera.height;
   std::vector<float4> hits(size_t(w) * h);
   const float3 l = make_float3(light[0], light[1], light[2]);
+  const int facing = options.shadow_rays == "facing";
   auto timed = [&](uint32_t rows, auto pass) {
     parallel_rows(rows, threads, pass);
     std::vector<double> ms;
@@ -66,9 +67,10 @@ std::vector<RayKindResult> host_trace(const PackedScene& scene, const CameraPara
   // Results are stored so the compiler cannot drop the tracing as unused.
   std::vector<uint32_t> occluded(hits.size());
   std::vector<float4> bounce(hits.size());
-  out.push_back({"shadow", hit_count, block_rows([&](uint32_t x0, uint32_t y0) {
-                   bench_trace_shadow_block(&view, &camera, x0, y0, hits.data(), l, occluded.data());
-                 }), hash(occluded)});
+  const double shadow_ms = block_rows(
+      [&](uint32_t x0, uint32_t y0) { bench_trace_shadow_block(&view, &camera, x0, y0, hits.data(), l, facing, occluded.data()); });
+  const uint64_t shadow_rays = uint64_t(std::count_if(occluded.begin(), occluded.end(), [](uint32_t o) { return o != 2u; }));
+  out.push_back({"shadow", shadow_rays, shadow_ms, hash(occluded)});
   out.push_back({"diffuse", hit_count, timed(h, [&](uint32_t y) {
                    for (uint32_t x = 0; x < w; ++x) {
                      const size_t i = size_t(y) * w + x;
@@ -142,6 +144,8 @@ std::vector<RayKindResult> embree_trace(const PackedScene& scene, const CameraPa
   const uint32_t w = camera.width, h = camera.height;
   std::vector<float4> hits(size_t(w) * h);
   const float eps = bench_epsilon(&view);
+  const int facing = options.shadow_rays == "facing";
+  const float3 l = make_float3(light[0], light[1], light[2]);
   auto primary_pass = [&](uint32_t y) {
     RTCIntersectContext context;
     rtcInitIntersectContext(&context);
@@ -160,8 +164,7 @@ std::vector<RayKindResult> embree_trace(const PackedScene& scene, const CameraPa
     rtcInitIntersectContext(&context);
     for (uint32_t x = 0; x < w; ++x) {
       float3 org, dir;
-      if (!bench_shadow_ray(&view, &camera, x, y, hits[size_t(y) * w + x], make_float3(light[0], light[1], light[2]), eps, &org, &dir))
-        continue;
+      if (!bench_shadow_ray(&view, &camera, x, y, hits[size_t(y) * w + x], l, eps, facing, &org, &dir)) continue;
       RTCRay ray;
       set_ray(ray, org, dir, 0.9999f);
       rtcOccluded1(rtc_scene, &context, &ray);
@@ -190,7 +193,14 @@ std::vector<RayKindResult> embree_trace(const PackedScene& scene, const CameraPa
   const uint64_t hit_count = uint64_t(std::count_if(hits.begin(), hits.end(), [](const float4& r) { return r.x >= 0.0f; }));
   auto hash = [](const auto& v) { return hash64_hex(hash64(v.data(), v.size() * sizeof(v[0]))); };
   out.push_back({"primary", uint64_t(w) * h, primary_ms, hash(hits)});
-  out.push_back({"shadow", hit_count, timed(shadow_pass), ""});  // occlusion flags only: no hit records to hash
+  const double shadow_ms = timed(shadow_pass);
+  uint64_t shadow_rays = 0;  // the rays the pass casts, counted apart so the timed pass writes nothing
+  for (uint32_t y = 0; y < h; ++y)
+    for (uint32_t x = 0; x < w; ++x) {
+      float3 org, dir;
+      shadow_rays += uint64_t(bench_shadow_ray(&view, &camera, x, y, hits[size_t(y) * w + x], l, eps, facing, &org, &dir));
+    }
+  out.push_back({"shadow", shadow_rays, shadow_ms, ""});  // occlusion flags only: no hit records to hash
   out.push_back({"diffuse", hit_count, timed(diffuse_pass), ""});
   rtcReleaseScene(rtc_scene);
   rtcReleaseDevice(device);

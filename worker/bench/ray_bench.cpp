@@ -114,6 +114,12 @@ class RayLaunches {
   std::map<std::string, std::unique_ptr<LongestFirstOrder>> orders_;
 };
 
+// The shadow rays' result from their occlusion records (2: the pixel cast no ray).
+RayKindResult shadow_result(const std::vector<cl_uint>& occluded, double ms) {
+  const uint64_t rays = uint64_t(std::count_if(occluded.begin(), occluded.end(), [](cl_uint o) { return o != 2u; }));
+  return {"shadow", rays, ms, hash64_hex(hash64(occluded.data(), occluded.size() * sizeof(cl_uint)))};
+}
+
 template <typename T>
 std::string records_hash(const cl::Device& device, const cl::Buffer& buffer, uint64_t count) {
   const std::vector<T> records = cl::read_buffer<T>(device, buffer, count);
@@ -170,15 +176,20 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   if (options.rays != "generated" && options.rays != "stored")
     throw Error("unknown ray source '" + options.rays + "' (generated | stored)");
   const bool stored = options.rays == "stored";
+  if (options.shadow_rays != "all" && options.shadow_rays != "facing")
+    throw Error("unknown shadow rays '" + options.shadow_rays + "' (all | facing)");
+  const bool facing = options.shadow_rays == "facing";
   if (stored && (options.device == "host" || options.schedule != "grid" || options.diffuse_order != "pixel"))
     throw Error("--rays stored needs an OpenCL device, the grid schedule and diffuse rays in pixel order");
   const PackedScene scene = PackedScene::load(scene_path);
   RayBenchResult result;
   result.ray_source = options.rays;
+  result.shadow_rays = options.shadow_rays;
   result.schedule = options.device == "host" ? "" : options.schedule;
   result.costs_from_yaw_degrees = options.costs_from_yaw_degrees;
   result.scene = std::filesystem::path(scene_path).filename().string();
   result.configuration = describe(scene.manifest());
+  const char* const facing_note = ", shadow rays only where the surface faces the light";
   if (options.device != "host") {
     if (options.schedule != "grid") result.configuration += ", " + options.schedule + " work-groups";
     if (options.costs_from_yaw_degrees) {
@@ -201,10 +212,11 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   }
   const auto light = bench_light_position(scene);
   const uint64_t pixels = uint64_t(options.size) * options.size;
-  if (options.stats) result.stats = traversal_stats(scene, camera, light);
+  if (options.stats) result.stats = traversal_stats(scene, camera, light, facing);
 
   if (options.device == "host") {
     result.device = "host (kernels compiled for the CPU)";
+    if (facing) result.configuration += facing_note;
     result.kinds = host_trace(scene, camera, light, options);
     if (options.embree) result.embree = embree_trace(scene, camera, light, options, result.embree_note);
     return result;
@@ -219,7 +231,9 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   std::snprintf(layout, sizeof layout, ", kd nodes %s (mesh + kd-tree %.1f B/tri on the device)", result.kd_layout.c_str(),
                 result.mesh_tree_bytes_per_triangle);
   result.configuration += layout;
+  if (facing) result.configuration += facing_note;
   std::string build_options = device_scene.build_options();
+  if (facing) build_options += std::string(build_options.empty() ? "" : " ") + "-D TS_BENCH_SHADOW_FACING=1";
   if (options.schedule == "longest-first") {
     const std::string clock = group_clock_build_options(device);
     if (!clock.empty()) build_options += (build_options.empty() ? "" : " ") + clock;
@@ -296,7 +310,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   learn_from_turned_view(shadow, shadow_camera_arg, block_items);
   const double shadow_ms = stored ? time_stored(shadow, true, occluded) : launches.time(shadow, block_items);
   cost_map(shadow, "shadow");
-  result.kinds.push_back({"shadow", hit_count, shadow_ms, records_hash<cl_uint>(device, occluded, pixels)});
+  result.kinds.push_back(shadow_result(cl::read_buffer<cl_uint>(device, occluded, pixels), shadow_ms));
 
   // Octant order is a kernel of its own with its own work-group shape (persistent launches keep pixel order).
   const bool sorted = options.diffuse_order == "octant";
@@ -337,7 +351,11 @@ nlohmann::json to_json(const RayBenchResult& r) {
     }
     return out;
   };
-  nlohmann::json j{{"scene", r.scene}, {"configuration", r.configuration}, {"device", r.device}, {"kernels", kinds(r.kinds)}};
+  nlohmann::json j{{"scene", r.scene},
+                   {"configuration", r.configuration},
+                   {"device", r.device},
+                   {"kernels", kinds(r.kinds)},
+                   {"shadow_rays", r.shadow_rays}};
   if (!r.kd_layout.empty()) {
     j["kd_layout"] = r.kd_layout;
     j["mesh_tree_bytes_per_triangle"] = r.mesh_tree_bytes_per_triangle;

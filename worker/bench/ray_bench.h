@@ -49,6 +49,9 @@ struct RayBenchOptions {
   // kernel only reads and traces them, as batch kernels of other tracers do; OpenCL devices, grid
   // schedule, pixel order). The same rays and hits either way.
   std::string rays = "generated";
+  // Which pixels cast a shadow ray: all (every pixel with a primary hit) or facing (only those whose
+  // surface faces the light, the rays the renderers cast; kernels/integrators/bench_rays.h).
+  std::string shadow_rays = "all";
   bool stats = false;    // count traversal steps per ray on the host (worker/bench/traversal_stats.h)
   bool embree = true;    // trace the same rays with Embree on the CPU, where built in
   unsigned embree_threads = 0;
@@ -58,6 +61,7 @@ struct RayBenchResult {
   std::string scene;        // file name
   std::string configuration;  // quantization and kd-tree variant (and node layout on OpenCL devices)
   std::string ray_source = "generated";  // RayBenchOptions::rays
+  std::string shadow_rays = "all";       // RayBenchOptions::shadow_rays
   std::string schedule;                  // RayBenchOptions::schedule on OpenCL devices
   std::optional<float> costs_from_yaw_degrees;  // RayBenchOptions::costs_from_yaw_degrees
   std::vector<std::string> cost_maps;           // the pictures RayBenchOptions::cost_map wrote

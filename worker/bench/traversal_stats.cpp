@@ -95,7 +95,8 @@ TraversalStats summarize(const std::string& kind, const Totals& t) {
 
 }  // namespace
 
-std::vector<TraversalStats> traversal_stats(const PackedScene& scene, const CameraParams& camera, const std::array<float, 3>& light) {
+std::vector<TraversalStats> traversal_stats(const PackedScene& scene, const CameraParams& camera, const std::array<float, 3>& light,
+                                            bool facing_only) {
   const SceneView view = scene.host_view();
   const float3 l = make_float3(light[0], light[1], light[2]);
   std::vector<float4> hits(size_t(camera.width) * camera.height);
@@ -106,7 +107,7 @@ std::vector<TraversalStats> traversal_stats(const PackedScene& scene, const Came
                           })));
   out.push_back(summarize("shadow", count_rays(camera, [&](uint32_t x, uint32_t y) {
                             const float4 rec = hits[size_t(y) * camera.width + x];
-                            return rec.x >= 0.0f && bench_trace_shadow(&view, &camera, x, y, rec, l) != 2u;
+                            return rec.x >= 0.0f && bench_trace_shadow(&view, &camera, x, y, rec, l, facing_only) != 2u;
                           })));
   out.push_back(summarize("diffuse", count_rays(camera, [&](uint32_t x, uint32_t y) {
                             const float4 rec = hits[size_t(y) * camera.width + x];

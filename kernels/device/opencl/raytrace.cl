@@ -67,7 +67,7 @@ __kernel void bench_shadow(TS_SCENE_PARAMS, const CameraParams camera, __global 
   if (x >= camera.width || y >= camera.height) return;
   TS_SCENE_VIEW(view);
   uint i = y * camera.width + x;
-  occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz));
+  occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz), TS_BENCH_SHADOW_FACING);
 }
 
 /* Ray benchmark, one cosine-distributed diffuse bounce from the primary hits. */
@@ -103,7 +103,7 @@ __kernel void bench_shadow_persistent(TS_SCENE_PARAMS, const CameraParams camera
   while (persistent_next_group(next_group, &slot, gx * persistent_groups(camera.height, 1), &g)) {
     uint x = persistent_item(g % gx, 0), y = persistent_item(g / gx, 1), i = y * camera.width + x;
     if (x < camera.width && y < camera.height)
-      occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz));
+      occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz), TS_BENCH_SHADOW_FACING);
   }
 }
 
@@ -174,7 +174,7 @@ __kernel void bench_shadow_ordered(TS_SCENE_PARAMS, const CameraParams camera, _
                                    __global const uint* order, volatile __global uint* costs) {
   TS_BENCH_ORDERED_BEGIN {
     uint i = y * camera.width + x;
-    occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz));
+    occluded[i] = bench_trace_shadow(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz), TS_BENCH_SHADOW_FACING);
   }
   ordered_group_end(costs, group_count, g, ticket);
 }
@@ -208,7 +208,7 @@ __kernel void bench_store_shadow_rays(TS_SCENE_PARAMS, const CameraParams camera
   if (x >= camera.width || y >= camera.height) return;
   TS_SCENE_VIEW(view);
   i = y * camera.width + x;
-  bench_store_ray(rays, i, bench_shadow_ray(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz), bench_epsilon(&view), &org, &dir),
+  bench_store_ray(rays, i, bench_shadow_ray(&view, &camera, x, y, hits[i], make_float3(lx, ly, lz), bench_epsilon(&view), TS_BENCH_SHADOW_FACING, &org, &dir),
                   org, dir, TS_BENCH_SHADOW_TMAX);
 }
 
@@ -267,6 +267,6 @@ __kernel void bench_shadow_block(TS_SCENE_PARAMS, const CameraParams camera, __g
   uint x0 = get_global_id(0) * TS_PACKET_BLOCK_W, y0 = get_global_id(1) * TS_PACKET_BLOCK_H;
   if (x0 >= camera.width || y0 >= camera.height) return;
   TS_SCENE_VIEW(view);
-  bench_trace_shadow_block(&view, &camera, x0, y0, hits, make_float3(lx, ly, lz), occluded);
+  bench_trace_shadow_block(&view, &camera, x0, y0, hits, make_float3(lx, ly, lz), TS_BENCH_SHADOW_FACING, occluded);
 }
 #endif
