@@ -69,8 +69,7 @@ std::vector<RayKindResult> host_trace(const PackedScene& scene, const CameraPara
   std::vector<float4> bounce(hits.size());
   const double shadow_ms = block_rows(
       [&](uint32_t x0, uint32_t y0) { bench_trace_shadow_block(&view, &camera, x0, y0, hits.data(), l, facing, occluded.data()); });
-  const uint64_t shadow_rays = uint64_t(std::count_if(occluded.begin(), occluded.end(), [](uint32_t o) { return o != 2u; }));
-  out.push_back({"shadow", shadow_rays, shadow_ms, hash(occluded)});
+  out.push_back(shadow_kind_result(occluded, shadow_ms));
   out.push_back({"diffuse", hit_count, timed(h, [&](uint32_t y) {
                    for (uint32_t x = 0; x < w; ++x) {
                      const size_t i = size_t(y) * w + x;

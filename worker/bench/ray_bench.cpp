@@ -114,12 +114,6 @@ class RayLaunches {
   std::map<std::string, std::unique_ptr<LongestFirstOrder>> orders_;
 };
 
-// The shadow rays' result from their occlusion records (2: the pixel cast no ray).
-RayKindResult shadow_result(const std::vector<cl_uint>& occluded, double ms) {
-  const uint64_t rays = uint64_t(std::count_if(occluded.begin(), occluded.end(), [](cl_uint o) { return o != 2u; }));
-  return {"shadow", rays, ms, hash64_hex(hash64(occluded.data(), occluded.size() * sizeof(cl_uint)))};
-}
-
 template <typename T>
 std::string records_hash(const cl::Device& device, const cl::Buffer& buffer, uint64_t count) {
   const std::vector<T> records = cl::read_buffer<T>(device, buffer, count);
@@ -153,6 +147,11 @@ std::array<float, 3> bench_light_position(const PackedScene& scene) {
   const auto& b = m.bounds();
   return {0.5f * (b.min().x() + b.max().x()), b.max().y() - 0.01f * (b.max().y() - b.min().y()),
           0.5f * (b.min().z() + b.max().z())};
+}
+
+RayKindResult shadow_kind_result(const std::vector<uint32_t>& occluded, double median_ms) {
+  const uint64_t rays = uint64_t(std::count_if(occluded.begin(), occluded.end(), [](uint32_t o) { return o != 2u; }));
+  return {"shadow", rays, median_ms, hash64_hex(hash64(occluded.data(), occluded.size() * sizeof(uint32_t)))};
 }
 
 std::string cost_map_path(const RayBenchOptions& options, const std::string& scene_path, const std::string& kind) {
@@ -233,11 +232,11 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   result.configuration += layout;
   if (facing) result.configuration += facing_note;
   std::string build_options = device_scene.build_options();
-  if (facing) build_options += std::string(build_options.empty() ? "" : " ") + "-D TS_BENCH_SHADOW_FACING=1";
-  if (options.schedule == "longest-first") {
-    const std::string clock = group_clock_build_options(device);
-    if (!clock.empty()) build_options += (build_options.empty() ? "" : " ") + clock;
-  }
+  auto add_build_option = [&](const std::string& o) {
+    if (!o.empty()) build_options += (build_options.empty() ? "" : " ") + o;
+  };
+  if (facing) add_build_option("-D TS_BENCH_SHADOW_FACING=1");
+  if (options.schedule == "longest-first") add_build_option(group_clock_build_options(device));
   const cl::Program program = cl::build_program(device, "kernels/device/opencl/raytrace.cl", build_options);
   // Compiler output, e.g. register counts with TESSERA_CL_OPTIONS=-cl-nv-verbose on NVIDIA.
   if (!program.report().log.empty()) std::fprintf(stderr, "%s\n", program.report().log.c_str());
@@ -310,7 +309,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   learn_from_turned_view(shadow, shadow_camera_arg, block_items);
   const double shadow_ms = stored ? time_stored(shadow, true, occluded) : launches.time(shadow, block_items);
   cost_map(shadow, "shadow");
-  result.kinds.push_back(shadow_result(cl::read_buffer<cl_uint>(device, occluded, pixels), shadow_ms));
+  result.kinds.push_back(shadow_kind_result(cl::read_buffer<uint32_t>(device, occluded, pixels), shadow_ms));
 
   // Octant order is a kernel of its own with its own work-group shape (persistent launches keep pixel order).
   const bool sorted = options.diffuse_order == "octant";

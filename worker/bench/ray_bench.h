@@ -76,6 +76,10 @@ struct RayBenchResult {
 
 RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOptions& options);
 
+// The shadow row from a pass's occlusion records, one a pixel (2: the pixel cast no ray): the rays
+// cast and the records' hash.
+RayKindResult shadow_kind_result(const std::vector<uint32_t>& occluded, double median_ms);
+
 // Where RayBenchOptions::cost_map puts the picture of one scene's kind of ray ("primary", "shadow",
 // "diffuse"): <cost_map>-<scene file stem>-<kind>.png.
 std::string cost_map_path(const RayBenchOptions& options, const std::string& scene_path, const std::string& kind);
