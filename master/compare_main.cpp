@@ -11,6 +11,7 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/temporary_files.h"
 #include "common/image/image.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   app.add_option("--crop", crop_text, "compare only the rectangle X,Y,W,H (pixels; top-left corner, width, height)");
 
   if (const auto done = tessera::cli::parse(app, argc, argv)) return *done;
+  tessera::remove_temporary_files_on_signal();
 
   try {
     const bool cropped = !crop_text.empty();

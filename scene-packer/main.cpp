@@ -5,6 +5,7 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/temporary_files.h"
 #include "scene-packer/packer.h"
 
 namespace {
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(1, 19));
 
   if (const auto done = cli::parse(app, argc, argv)) return *done;
+  tessera::remove_temporary_files_on_signal();
   try {
     options.input = input;
     options.output = output;

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 #include "common/base/error.h"
 #include "common/base/utf8.h"
@@ -20,6 +22,7 @@
 #include "scene-packer/compose.h"
 #include "scene-packer/default_lighting.h"
 #include "scene-packer/replicate.h"
+#include "scene-packer/scene_values.h"
 
 namespace tessera::pack {
 namespace {
@@ -58,6 +61,18 @@ tpk::KdVariant to_proto(KdVariant v) {
   return tpk::KD_SEO;
 }
 
+// The output may replace a packed scene, never anything else: "-o scene.gltf" or "-o scene.bin" by
+// mistake would otherwise destroy the very files the scene is packed from.
+void refuse_overwriting_other_files(const std::filesystem::path& output) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(output, ec) || std::filesystem::file_size(output, ec) == 0) return;
+  std::ifstream file(output, std::ios::binary);
+  char magic[sizeof(kTpkMagic)] = {};
+  file.read(magic, sizeof(magic));
+  if (!file || std::memcmp(magic, kTpkMagic, sizeof(magic)) != 0)
+    throw Error("'" + output.string() + "' exists and is not a packed scene (.tpk): not overwriting it; remove it or choose another -o");
+}
+
 bool is_mesh_section(tpk::SectionKind kind) {
   return kind != tpk::KD_NODES && kind != tpk::KD_LEAF_REFS && kind != tpk::TEXELS;
 }
@@ -67,6 +82,7 @@ bool is_mesh_section(tpk::SectionKind kind) {
 PackReport pack_scene(const PackOptions& options) {
   const auto start = Clock::now();
   PackReport report;
+  refuse_overwriting_other_files(options.output);
 
   // ---- load ----
   MeshLoadOptions load_options;
@@ -97,6 +113,7 @@ PackReport pack_scene(const PackOptions& options) {
     }
   }
   if (mesh.triangle_count() == 0) throw Error(options.input.string() + ": the scene has no triangles");
+  check_scene_values(mesh, options.input.string());
   mesh = replicate_mesh(mesh, options.replicate);
   report.input_triangles = mesh.triangle_count();
   report.seconds_load = seconds_since(start);

@@ -1,12 +1,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <csignal>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/base/error.h"
 #include "common/base/file_io.h"
 #include "common/base/hash.h"
+#include "common/base/temporary_files.h"
 #include "common/base/zstd_codec.h"
 
 namespace tessera {
@@ -34,6 +37,32 @@ TEST(FileIo, AtomicWriteLeavesNothingOnFailure) {
   write_file_atomically(target, text, 5);
   EXPECT_EQ(read_file_text(target), "hello");
   EXPECT_THROW(read_file_bytes(dir / "missing"), Error);
+  std::filesystem::remove_all(dir);
+}
+
+// A program interrupted while it writes (Ctrl-C in tessera-pack) removes its temporary file and still
+// ends by the signal.
+TEST(FileIo, InterruptedWriteRemovesItsTemporaryFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "tessera_test_interrupted";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      remove_temporary_files_on_signal();
+      write_file_atomically(dir / "out.tpk", [&](std::FILE* file) {
+        std::fputs("half", file);
+        std::fflush(file);
+        std::raise(signal_number);
+      });
+      ::_exit(0);  // not reached: the signal ends the child
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == signal_number) << status;
+    EXPECT_TRUE(std::filesystem::is_empty(dir)) << signal_number;
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -101,7 +101,18 @@ void check_conventions(const fs::path& command) {
 TEST(CliConventions, EveryProgram) {
   const auto programs = built_programs();
   ASSERT_GE(programs.size(), 7u) << "programs.txt lists too few programs";
-  for (const auto& program : programs) check_conventions(program);
+  for (const auto& program : programs) {
+    check_conventions(program);
+    // the unknown option is what the line names, even where a required argument is missing too
+    const SplitResult r = run_command_split(shell_word(program) + " --no-such-option");
+    EXPECT_NE(r.err.find("--no-such-option"), std::string::npos) << program << ": " << r.err;
+  }
+  // a message quoting a huge input (a data URI, a path) stays one readable line
+  const SplitResult r = run_command_split(shell_word(testing::binary_dir() / "tessera-pack") + " " + std::string(3000, 'x') +
+                                          ".obj -o out.tpk");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_LT(r.err.size(), 600u) << r.err;
+  EXPECT_NE(r.err.find("more characters)"), std::string::npos) << r.err;
 }
 
 TEST(CliConventions, EveryScript) {

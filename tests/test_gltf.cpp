@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/base/error.h"
 #include "common/base/file_io.h"
@@ -167,6 +168,17 @@ TEST(GltfReader, MaterialRuleAlphaAndSamplers) {
             1);
 }
 
+// A sparse accessor: the buffer view's values with the listed elements replaced.
+TEST(GltfReader, SparseAccessorsApplyTheirSubstitutions) {
+  const TriangleMesh mesh = load_mesh(data("sparse_positions.gltf"));
+  ASSERT_EQ(mesh.triangle_count(), 2u);
+  std::vector<std::array<float, 3>> positions;
+  for (uint32_t v = 0; v < mesh.vertex_count(); ++v) positions.push_back(mesh.position(v));
+  std::sort(positions.begin(), positions.end());
+  const std::vector<std::array<float, 3>> expected = {{0, 0, 5}, {0, 1, 5}, {1, 0, 0}, {1, 1, 0}};
+  EXPECT_EQ(positions, expected);
+}
+
 TEST(GltfReader, MalformedFilesAreOneLineErrorsAndNoOutput) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"bad_accessor_bounds.gltf", "runs past its buffer view"},
@@ -178,6 +190,7 @@ TEST(GltfReader, MalformedFilesAreOneLineErrorsAndNoOutput) {
       {"required_extension.gltf", "requires glTF extension KHR_draco_mesh_compression"},
       {"missing_buffer.gltf", "missing.bin"},
       {"bad_json.gltf", "bad_json.gltf"},
+      {"bad_sparse_order.gltf", "sparse accessor 0: its indices are not strictly increasing"},
   };
   TempDir dir("gltf_errors");
   for (const auto& [file, expected] : cases) {
@@ -194,6 +207,56 @@ TEST(GltfReader, MalformedFilesAreOneLineErrorsAndNoOutput) {
                                              " -o " + out.string());
     EXPECT_EQ(result.exit_code, 1) << result.output;
     EXPECT_FALSE(std::filesystem::exists(out)) << file;
+  }
+}
+
+// Values that read fine but cannot be rendered (beyond float, NaN, negative colours), and files that
+// name what is not there: one error line each, no output, and the input itself never overwritten.
+TEST(GltfReader, UnrenderableValuesAndMissingFilesAreOneLineErrors) {
+  TempDir dir("gltf_values");
+  const nlohmann::json lights = nlohmann::json::parse(read_file_text(data("lights_camera.gltf")));
+  const nlohmann::json materials = nlohmann::json::parse(read_file_text(data("materials.gltf")));
+  for (const char* file : {"materials.bin", "checker.png"}) std::filesystem::copy_file(data(file), dir / file);
+  std::vector<std::tuple<std::string, nlohmann::json, std::string>> cases;
+  auto far_light = lights;
+  far_light["nodes"][1]["translation"] = {1e39, 3, 1};  // a double, beyond float
+  cases.emplace_back("far_light.gltf", far_light, "point light 0 is at (inf, 3, 1)");
+  auto bright_light = lights;
+  bright_light["extensions"]["KHR_lights_punctual"]["lights"][2]["intensity"] = 1e39;
+  cases.emplace_back("bright_light.gltf", bright_light, "directional light 0 has radiance (inf");
+  auto negative_colour = materials;
+  negative_colour["materials"][3]["pbrMetallicRoughness"]["baseColorFactor"] = {-1, 2, 0.5, 1};
+  cases.emplace_back("negative_colour.gltf", negative_colour, "material 'mirrored' has colour (-1, 2, 0.5)");
+  auto missing_image = materials;
+  missing_image["images"][0]["uri"] = "nothere.png";
+  cases.emplace_back("missing_image.gltf", missing_image, "image 0 'nothere.png' cannot be read: no such file");
+  auto short_uri = lights;
+  short_uri["buffers"][0]["byteLength"] = short_uri["buffers"][0]["byteLength"].get<int>() + 1;
+  cases.emplace_back("short_uri.gltf", short_uri, "data URI is not base64 data of its byteLength bytes");
+  for (const auto& [file, json, expected] : cases) {
+    testing::write_text(dir / file, json.dump());
+    const auto out = dir / (file + ".tpk");
+    const auto r = testing::run_command((testing::binary_dir() / "tessera-pack").string() + " " + (dir / file).string() +
+                                        " -o " + out.string());
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << file << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out)) << file;
+  }
+  // -o naming the input (or anything else that is not a packed scene) is refused before any work
+  const std::string source = read_file_text(data("lights_camera.gltf"));
+  testing::write_text(dir / "scene.gltf", source);
+  const auto r = testing::run_command((testing::binary_dir() / "tessera-pack").string() + " " + (dir / "scene.gltf").string() +
+                                      " -o " + (dir / "scene.gltf").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("is not a packed scene (.tpk): not overwriting it"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file_text(dir / "scene.gltf"), source);
+  // ... while a packed scene is replaced as before
+  const auto tpk = dir / "scene.tpk";
+  for (int i = 0; i < 2; ++i) {
+    const auto again = testing::run_command((testing::binary_dir() / "tessera-pack").string() + " " +
+                                            (dir / "scene.gltf").string() + " -o " + tpk.string());
+    EXPECT_EQ(again.exit_code, 0) << again.output;
   }
 }
 

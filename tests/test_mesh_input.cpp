@@ -111,6 +111,25 @@ TEST(MeshInput, MissingMaterialLibraryIsAnError) {
   EXPECT_FALSE(std::filesystem::exists(dir / "m.tpk"));
 }
 
+// Exporters on Windows write map_Kd as a path of their machine: the file of that name beside the MTL
+// is taken. A texture found nowhere names the material and the MTL statement.
+TEST(MeshInput, TexturePathsOfAnotherMachineAreFoundBesideTheMtl) {
+  TempDir dir("mesh_texture_path");
+  std::filesystem::copy_file(testing::source_dir() / "tests/data/gltf/checker.png", dir / "tex.png");
+  const std::string obj = "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 0 1\nusemtl wall\nf 1/1 2/2 3/3\n";
+  testing::write_text(dir / "m.obj", obj);
+  testing::write_text(dir / "m.mtl", "newmtl wall\nKd 1 1 1\nmap_Kd C:\\Users\\artist\\textures\\tex.png\n");
+  const TriangleMesh mesh = load_mesh(dir / "m.obj");
+  ASSERT_EQ(mesh.textures.size(), 1u);
+  EXPECT_EQ(mesh.materials.at(0).texture(), 0);
+  testing::write_text(dir / "m.mtl", "newmtl wall\nKd 1 1 1\nmap_Kd textures/gone.png\n");
+  const std::string message = error_of([&] { load_mesh(dir / "m.obj"); });
+  EXPECT_NE(message.find("m.obj: material 'wall': map_Kd 'textures/gone.png' not found"), std::string::npos) << message;
+  MeshLoadOptions no_textures;
+  no_textures.load_textures = false;
+  EXPECT_EQ(load_mesh(dir / "m.obj", no_textures).triangle_count(), 1u);
+}
+
 TEST(MeshInput, FileNameThatIsNotUtf8PacksAndReadsBack) {
   TempDir dir("mesh_name");
   const std::filesystem::path input = dir / "caf\xE9 \xFF.obj";

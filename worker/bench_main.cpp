@@ -8,6 +8,7 @@
 #include "common/base/frame_memory.h"
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/temporary_files.h"
 #include "common/base/file_io.h"
 #include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
   bench::PathTraceCommand pathtrace(app);
   bench::SealCommand seal(app);
   if (const auto done = cli::parse(app, argc, argv)) return *done;
+  tessera::remove_temporary_files_on_signal();
   try {
     check_render_environment();  // a bad TESSERA_* render switch is refused at start
     if (pathtrace.parsed()) return pathtrace.run();

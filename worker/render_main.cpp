@@ -8,6 +8,7 @@
 #include "common/base/frame_memory.h"
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/temporary_files.h"
 #include "common/base/progress.h"
 #include "common/cl/device_selection.h"
 #include "common/cl/memory_size.h"
@@ -203,6 +204,7 @@ int main(int argc, char** argv) {
                  "vct: after voxelizing, move light 0 to X,Y,Z (a directional light: new direction) and relight");
   app.add_flag("--json", json, "Print timings and device as JSON");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
+  tessera::remove_temporary_files_on_signal();
   try {
     if (list_devices) {
       std::cout << cl::format_device_list(cl::enumerate_devices());

@@ -15,6 +15,11 @@ void print_error(const std::string& program, const std::string& message) {
   for (char& c : line)
     if (c == '\n' || c == '\r') c = ' ';
   while (!line.empty() && line.back() == ' ') line.pop_back();
+  // Messages can quote what they refused (a data URI, a line of a file): a line stays readable.
+  if (line.size() > kMaxErrorLine) {
+    const size_t cut = line.size() - kMaxErrorLine;
+    line = line.substr(0, kMaxErrorLine) + "... (" + std::to_string(cut) + " more characters)";
+  }
   std::fflush(stdout);
   std::fprintf(stderr, "%s: error: %s\n", program.c_str(), line.c_str());
 }
@@ -29,6 +34,14 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    // CLI11 checks required arguments before unknown ones; the unknown one is the real mistake
+    // ("tessera-pack --bogus" is not a missing input)
+    const std::vector<std::string> unknown = app.remaining();
+    std::string message = e.what();
+    if (!unknown.empty()) message = "The following argument was not expected: " + unknown.front();
+    print_error(app.get_name(), message + " (see --help)");
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     print_error(app.get_name(), std::string(e.what()) + " (see --help)");
     return kExitUsage;

@@ -40,7 +40,9 @@ auto option_value(Parse&& parse) -> decltype(parse()) {
   }
 }
 
-// The one error line: "PROGRAM: error: MESSAGE", line breaks of MESSAGE turned into spaces.
+// The one error line: "PROGRAM: error: MESSAGE", line breaks of MESSAGE turned into spaces and
+// anything past kMaxErrorLine characters left out (saying how much).
+inline constexpr size_t kMaxErrorLine = 400;
 void print_error(const std::string& program, const std::string& message);
 
 }  // namespace tessera::cli

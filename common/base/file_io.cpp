@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/base/error.h"
+#include "common/base/temporary_files.h"
 
 namespace tessera {
 namespace {
@@ -69,6 +70,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
   const std::filesystem::path temp =
       path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   std::FILE* file = create_new_file(temp, 0666);
+  const TemporaryFileRecord interrupted_removes(temp);
   try {
     write(file);
     if (std::fflush(file) != 0 || ::fsync(::fileno(file)) != 0)

@@ -43,9 +43,37 @@ const tinygltf::Accessor& checked_accessor(const tinygltf::Model& model, int ind
   if (index < 0 || size_t(index) >= model.accessors.size())
     throw Error(what + ": accessor " + std::to_string(index) + " does not exist (" +
                 std::to_string(model.accessors.size()) + " accessors)");
-  const tinygltf::Accessor& a = model.accessors[size_t(index)];
-  if (a.sparse.isSparse) throw Error(what + ": accessor " + std::to_string(index) + " is sparse, which is not supported");
-  return a;
+  return model.accessors[size_t(index)];
+}
+
+// The bytes of `count` elements of `element_bytes`, `stride` apart, from `byte_offset` into buffer view
+// `view_index`: every byte checked to lie inside the view and the view inside its buffer.
+const uint8_t* view_elements(const tinygltf::Model& model, int view_index, uint64_t byte_offset, uint64_t count,
+                             uint64_t* stride, uint64_t element_bytes, const std::string& name) {
+  if (view_index < 0 || size_t(view_index) >= model.bufferViews.size())
+    throw Error(name + " names buffer view " + std::to_string(view_index) + " of " + std::to_string(model.bufferViews.size()));
+  const tinygltf::BufferView& view = model.bufferViews[size_t(view_index)];
+  if (view.buffer < 0 || size_t(view.buffer) >= model.buffers.size())
+    throw Error(name + ": its buffer view names buffer " + std::to_string(view.buffer) + " of " + std::to_string(model.buffers.size()));
+  const uint64_t buffer_bytes = model.buffers[size_t(view.buffer)].data.size();
+  if (view.byteOffset > buffer_bytes || view.byteLength > buffer_bytes - view.byteOffset)
+    throw Error(name + ": buffer view " + std::to_string(view_index) + " (bytes " + std::to_string(view.byteOffset) + " + " +
+                std::to_string(view.byteLength) + ") runs past its buffer of " + std::to_string(buffer_bytes) + " bytes");
+  if (view.byteStride > 252) throw Error(name + ": byte stride " + std::to_string(view.byteStride) + " exceeds 252");
+  *stride = view.byteStride ? view.byteStride : element_bytes;
+  if (*stride < element_bytes)
+    throw Error(name + ": byte stride " + std::to_string(*stride) + " is shorter than an element (" +
+                std::to_string(element_bytes) + " bytes)");
+  // The last element ends at offset + stride * (count - 1) + element size; count < 2^32 keeps it in 64 bits.
+  if (count > 0xFFFFFFFFull) throw Error(name + " has too many elements");
+  if (byte_offset > view.byteLength)
+    throw Error(name + " starts at byte " + std::to_string(byte_offset) + ", past its buffer view of " +
+                std::to_string(view.byteLength) + " bytes");
+  const uint64_t end = byte_offset + *stride * (count - 1) + element_bytes;
+  if (end > view.byteLength)
+    throw Error(name + " (" + std::to_string(count) + " elements from byte " + std::to_string(byte_offset) +
+                ") runs past its buffer view of " + std::to_string(view.byteLength) + " bytes");
+  return model.buffers[size_t(view.buffer)].data.data() + view.byteOffset + byte_offset;
 }
 
 ElementSpan element_span(const tinygltf::Model& model, int index, const tinygltf::Accessor& a, uint64_t element_bytes,
@@ -55,30 +83,7 @@ ElementSpan element_span(const tinygltf::Model& model, int index, const tinygltf
   span.count = a.count;
   if (a.count == 0) throw Error(name + " has no elements");
   if (a.bufferView < 0) return span;
-  if (size_t(a.bufferView) >= model.bufferViews.size())
-    throw Error(name + " names buffer view " + std::to_string(a.bufferView) + " of " + std::to_string(model.bufferViews.size()));
-  const tinygltf::BufferView& view = model.bufferViews[size_t(a.bufferView)];
-  if (view.buffer < 0 || size_t(view.buffer) >= model.buffers.size())
-    throw Error(name + ": its buffer view names buffer " + std::to_string(view.buffer) + " of " + std::to_string(model.buffers.size()));
-  const uint64_t buffer_bytes = model.buffers[size_t(view.buffer)].data.size();
-  if (view.byteOffset > buffer_bytes || view.byteLength > buffer_bytes - view.byteOffset)
-    throw Error(name + ": buffer view " + std::to_string(a.bufferView) + " (bytes " + std::to_string(view.byteOffset) + " + " +
-                std::to_string(view.byteLength) + ") runs past its buffer of " + std::to_string(buffer_bytes) + " bytes");
-  if (view.byteStride > 252) throw Error(name + ": byte stride " + std::to_string(view.byteStride) + " exceeds 252");
-  span.stride = view.byteStride ? view.byteStride : element_bytes;
-  if (span.stride < element_bytes)
-    throw Error(name + ": byte stride " + std::to_string(span.stride) + " is shorter than an element (" +
-                std::to_string(element_bytes) + " bytes)");
-  // The last element ends at offset + stride * (count - 1) + element size; a.count < 2^32 keeps it in 64 bits.
-  if (a.count > 0xFFFFFFFFull) throw Error(name + " has too many elements");
-  if (a.byteOffset > view.byteLength)
-    throw Error(name + " starts at byte " + std::to_string(a.byteOffset) + ", past its buffer view of " +
-                std::to_string(view.byteLength) + " bytes");
-  const uint64_t end = uint64_t(a.byteOffset) + span.stride * (uint64_t(a.count) - 1) + element_bytes;
-  if (end > view.byteLength)
-    throw Error(name + " (" + std::to_string(a.count) + " elements from byte " + std::to_string(a.byteOffset) +
-                ") runs past its buffer view of " + std::to_string(view.byteLength) + " bytes");
-  span.base = model.buffers[size_t(view.buffer)].data.data() + view.byteOffset + a.byteOffset;
+  span.base = view_elements(model, a.bufferView, a.byteOffset, a.count, &span.stride, element_bytes, name);
   return span;
 }
 
@@ -87,6 +92,40 @@ T load(const uint8_t* p) {
   T value;
   std::memcpy(&value, p, sizeof(T));
   return value;
+}
+
+// A sparse accessor's substitutions (glTF 2.0 3.6.2.3): `count` strictly increasing element indices
+// and the values that replace those elements, both tightly packed. Calls set(element, bytes) for each.
+template <typename Set>
+void for_each_sparse_value(const tinygltf::Model& model, int index, const tinygltf::Accessor& a, uint64_t element_bytes,
+                           const std::string& what, Set&& set) {
+  const std::string name = what + ": sparse accessor " + std::to_string(index);
+  const auto& sparse = a.sparse;
+  if (sparse.count < 1 || uint64_t(sparse.count) > a.count)
+    throw Error(name + " replaces " + std::to_string(sparse.count) + " of its " + std::to_string(a.count) + " elements");
+  const int index_type = sparse.indices.componentType;
+  if (index_type != TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE && index_type != TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT &&
+      index_type != TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT)
+    throw Error(name + ": its indices have component type " + std::to_string(index_type) + ", expected an unsigned integer type");
+  if (sparse.indices.byteOffset < 0 || sparse.values.byteOffset < 0) throw Error(name + " has a negative byte offset");
+  const uint64_t index_bytes = component_bytes(index_type);
+  uint64_t index_stride = 0, value_stride = 0;
+  const uint8_t* indices = view_elements(model, sparse.indices.bufferView, uint64_t(sparse.indices.byteOffset),
+                                         uint64_t(sparse.count), &index_stride, index_bytes, name + " indices");
+  const uint8_t* values = view_elements(model, sparse.values.bufferView, uint64_t(sparse.values.byteOffset),
+                                        uint64_t(sparse.count), &value_stride, element_bytes, name + " values");
+  // glTF: the sparse views are tightly packed whatever byteStride says
+  index_stride = index_bytes;
+  value_stride = element_bytes;
+  uint64_t previous = 0;
+  for (uint64_t k = 0; k < uint64_t(sparse.count); ++k) {
+    const uint8_t* p = indices + k * index_stride;
+    const uint64_t element = index_bytes == 1 ? *p : index_bytes == 2 ? load<uint16_t>(p) : load<uint32_t>(p);
+    if (element >= a.count) throw Error(name + " replaces element " + std::to_string(element) + " of " + std::to_string(a.count));
+    if (k > 0 && element <= previous) throw Error(name + ": its indices are not strictly increasing");
+    previous = element;
+    set(element, values + k * value_stride);
+  }
 }
 
 }  // namespace
@@ -112,9 +151,7 @@ std::vector<float> read_floats(const tinygltf::Model& model, int index, int comp
   const uint64_t bytes = component_bytes(a.componentType);
   const ElementSpan span = element_span(model, index, a, bytes * uint64_t(components), what);
   std::vector<float> out(span.count * size_t(components), 0.0f);
-  if (!span.base) return out;
-  for (uint64_t i = 0; i < span.count; ++i) {
-    const uint8_t* element = span.base + i * span.stride;
+  const auto decode = [&](uint64_t i, const uint8_t* element) {
     for (int c = 0; c < components; ++c) {
       const uint8_t* p = element + uint64_t(c) * bytes;
       float v;
@@ -124,7 +161,10 @@ std::vector<float> read_floats(const tinygltf::Model& model, int index, int comp
       if (!std::isfinite(v)) throw Error(name + " holds a non-finite value at element " + std::to_string(i));
       out[i * size_t(components) + size_t(c)] = v;
     }
-  }
+  };
+  if (span.base)
+    for (uint64_t i = 0; i < span.count; ++i) decode(i, span.base + i * span.stride);
+  if (a.sparse.isSparse) for_each_sparse_value(model, index, a, bytes * uint64_t(components), what, decode);
   return out;
 }
 
@@ -138,11 +178,12 @@ std::vector<uint32_t> read_indices(const tinygltf::Model& model, int index, cons
   const uint64_t bytes = component_bytes(a.componentType);
   const ElementSpan span = element_span(model, index, a, bytes, what);
   std::vector<uint32_t> out(span.count, 0u);
-  if (!span.base) return out;
-  for (uint64_t i = 0; i < span.count; ++i) {
-    const uint8_t* p = span.base + i * span.stride;
+  const auto decode = [&](uint64_t i, const uint8_t* p) {
     out[i] = bytes == 1 ? *p : bytes == 2 ? load<uint16_t>(p) : load<uint32_t>(p);
-  }
+  };
+  if (span.base)
+    for (uint64_t i = 0; i < span.count; ++i) decode(i, span.base + i * span.stride);
+  if (a.sparse.isSparse) for_each_sparse_value(model, index, a, bytes, what, decode);
   return out;
 }
 

@@ -15,7 +15,8 @@ namespace tessera::gltf {
 
 // `components` values per element (2: VEC2, 3: VEC3, ...). Float accessors always; unsigned byte
 // and short ones only where `allow_normalized` (glTF allows them for texture coordinates), and
-// then only when marked normalized. Non-finite values are an error.
+// then only when marked normalized. Non-finite values are an error. Sparse accessors come with their
+// substitutions applied (to their buffer view's values, or to zeros without one).
 std::vector<float> read_floats(const tinygltf::Model& model, int accessor, int components, bool allow_normalized,
                                const std::string& what);
 

@@ -175,6 +175,10 @@ int MaterialTable::baked_texture(int texture, const std::string& alpha_mode, flo
   const std::string name = !image.name.empty() ? image.name : !image.uri.empty() && image.uri.rfind("data:", 0) != 0
                                                                   ? image.uri
                                                                   : "image" + std::to_string(tex.source);
+  // tinygltf leaves an external image it could not read empty (with a warning) and goes on
+  if (image.image.empty() && !image.uri.empty() && image.uri.rfind("data:", 0) != 0)
+    throw Error("image " + std::to_string(tex.source) + " '" + image.uri +
+                "' cannot be read: no such file beside the glTF file, or it is empty");
   TextureImage t = make_texture(decode_image(image.image, name), name, max_texture_size_);
   bool any_cut = false;
   for (size_t i = 3; i < t.rgba.size(); i += 4) {

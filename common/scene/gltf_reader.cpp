@@ -430,7 +430,13 @@ tinygltf::Model parse_model(std::span<const uint8_t> file, const std::string& na
   const bool ok = binary ? loader.LoadBinaryFromMemory(&model, &err, &warn, bytes.data(), unsigned(size), base_dir)
                          : loader.LoadASCIIFromString(&model, &err, &warn, reinterpret_cast<const char*>(bytes.data()),
                                                       unsigned(size), base_dir);
-  if (!ok) throw Error(name + ": " + (err.empty() ? "cannot parse glTF" : first_line(err)));
+  if (!ok) {
+    std::string why = err.empty() ? "cannot parse glTF" : first_line(err);
+    // tinygltf says this, quoting the whole URI, when a data URI does not decode to byteLength bytes
+    if (why.starts_with("Failed to decode 'uri' : ") && why.ends_with(" in Buffer"))
+      why = "a buffer's data URI is not base64 data of its byteLength bytes";
+    throw Error(name + ": " + why);
+  }
   if (binary)
     for (const auto& buffer : model.buffers)
       if (buffer.uri.empty() && buffer.data.size() > layout.bin_length)

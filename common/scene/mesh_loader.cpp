@@ -76,10 +76,20 @@ tpk::Material convert_material(const tinyobj::material_t& src) {
   return m;
 }
 
-std::filesystem::path texture_path(const std::filesystem::path& dir, std::string name) {
+// A map_Kd name as written, relative to the MTL's folder. Exporters on Windows write backslashes and
+// often absolute paths of the machine they ran on ("C:\\scenes\\tex.png"): where the path does not
+// exist here, the file of that name beside the MTL is taken.
+std::filesystem::path texture_path(const std::filesystem::path& dir, std::string name, const std::string& material,
+                                   const std::string& statement) {
   for (char& c : name)
     if (c == '\\') c = '/';
-  return dir / name;
+  const std::filesystem::path written = dir / name;
+  if (std::filesystem::exists(written)) return written;
+  const std::filesystem::path beside = dir / std::filesystem::path(name).filename();
+  if (std::filesystem::exists(beside)) return beside;
+  throw Error("material '" + material + "': " + statement + " '" + name + "' not found (nor '" +
+              std::filesystem::path(name).filename().string() + "' in '" + (dir.empty() ? std::string(".") : dir.string()) +
+              "'); --no-textures packs without textures");
 }
 
 void load_material_textures(TriangleMesh& mesh, const std::vector<tinyobj::material_t>& materials,
@@ -91,9 +101,9 @@ void load_material_textures(TriangleMesh& mesh, const std::vector<tinyobj::mater
     const std::string key = src.diffuse_texname + "|" + src.alpha_texname;
     auto [it, inserted] = by_key.try_emplace(key, int(mesh.textures.size()));
     if (inserted) {
-      TextureImage texture = load_texture(texture_path(dir, src.diffuse_texname), options.max_texture_size);
+      TextureImage texture = load_texture(texture_path(dir, src.diffuse_texname, src.name, "map_Kd"), options.max_texture_size);
       if (!src.alpha_texname.empty())
-        apply_alpha_mask(texture, load_texture(texture_path(dir, src.alpha_texname), options.max_texture_size));
+        apply_alpha_mask(texture, load_texture(texture_path(dir, src.alpha_texname, src.name, "map_d"), options.max_texture_size));
       mesh.textures.push_back(std::move(texture));
     }
     mesh.materials[i].set_texture(it->second);
@@ -210,7 +220,13 @@ TriangleMesh parse_obj(const std::string& text, const std::string& name, const s
     if (len > 0) for (int a = 0; a < 3; ++a) n[a] /= len;
     else n[1] = 1.0f;
   }
-  if (options.load_textures) load_material_textures(mesh, materials, dir, options);
+  if (options.load_textures) {
+    try {
+      load_material_textures(mesh, materials, dir, options);
+    } catch (const Error& e) {
+      throw Error(name + ": " + e.what());
+    }
+  }
   return mesh;
 }
 
