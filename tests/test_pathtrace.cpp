@@ -301,6 +301,38 @@ TEST(PathTraceGaze, PathsStopOnlyPastTheDepthThresholdAndMoreAwayFromTheGaze) {
   EXPECT_GT(away, at_gaze + 0.15);
 }
 
+// Masters choose image and tile sizes: frame after frame of new tiles must not grow a worker's
+// memory without end. Past its budget the cache drops the tiles used longest ago, never those of the
+// call in progress.
+TEST(PathTraceAccumulation, CacheStaysWithinItsBudget) {
+  AccumulationKey key;
+  key.eye_count = 2;
+  const TileRect rect{0, 0, 16, 16};
+  const uint64_t tile_bytes = 16 * 16 * 2 * sizeof(PtPixelAccum);
+  AccumulationCache cache(3 * tile_bytes);
+  for (uint32_t id = 0; id < 10; ++id) {
+    cache.begin_call();
+    cache.get(id, key, rect);
+    EXPECT_LE(cache.bytes(), 3 * tile_bytes);
+  }
+  EXPECT_EQ(cache.size(), 3u);
+  EXPECT_EQ(cache.find(0), nullptr);       // the oldest went first
+  EXPECT_NE(cache.find(9), nullptr);
+  bool reset = false;
+  cache.begin_call();
+  cache.get(8, key, rect, &reset);         // still held: it goes on accumulating
+  EXPECT_FALSE(reset);
+  // One call may need more than the budget at once: nothing of its own is dropped under it.
+  cache.begin_call();
+  for (uint32_t id = 20; id < 25; ++id) cache.get(id, key, rect);
+  for (uint32_t id = 20; id < 25; ++id) EXPECT_NE(cache.find(id), nullptr) << id;
+  EXPECT_EQ(cache.size(), 5u);
+  cache.erase(20);
+  EXPECT_EQ(cache.bytes(), 4 * tile_bytes);
+  cache.clear();
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
 TEST(PathTraceMedian, FiltersOnlyFlaggedPixels) {
   AccumulationKey key;
   key.eye_count = 1;

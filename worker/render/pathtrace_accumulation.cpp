@@ -208,23 +208,56 @@ PtPixelAccum TileAccumulation::pixel(uint32_t eye, size_t index) const {
 
 TileAccumulation& AccumulationCache::get(uint32_t tile_id, const AccumulationKey& key, const TileRect& rect, bool* reset,
                                          const SumsFactory& make_sums) {
-  auto& slot = tiles_[tile_id];
-  const bool fresh = !slot || !(slot->key() == key) || slot->rect().x0 != rect.x0 || slot->rect().y0 != rect.y0 ||
-                     slot->rect().width != rect.width || slot->rect().height != rect.height;
+  const auto found = tiles_.find(tile_id);
+  TileAccumulation* held = found == tiles_.end() ? nullptr : found->second.tile.get();
+  const bool fresh = !held || !(held->key() == key) || held->rect().x0 != rect.x0 || held->rect().y0 != rect.y0 ||
+                     held->rect().width != rect.width || held->rect().height != rect.height;
   if (fresh) {
     const size_t pixels = size_t(rect.width) * rect.height * key.eye_count;
-    std::unique_ptr<PtDeviceSums> sums = slot ? slot->detach() : nullptr;
+    const uint64_t bytes = uint64_t(pixels) * sizeof(PtPixelAccum);
+    std::unique_ptr<PtDeviceSums> sums = held ? found->second.tile->detach() : nullptr;
     if (sums && sums->pixels() != pixels) sums.reset();
+    const uint64_t held_bytes = held ? found->second.bytes : 0;
+    if (bytes > held_bytes) make_room(bytes - held_bytes, tile_id);
     if (!sums && make_sums) sums = make_sums(pixels);
-    slot = std::make_unique<TileAccumulation>(key, rect, std::move(sums));
+    Entry& entry = tiles_[tile_id];
+    bytes_ = bytes_ - entry.bytes + bytes;
+    entry.tile = std::make_unique<TileAccumulation>(key, rect, std::move(sums));
+    entry.bytes = bytes;
   }
+  Entry& entry = tiles_.at(tile_id);
+  entry.last_call = call_;
   if (reset) *reset = fresh;
-  return *slot;
+  return *entry.tile;
+}
+
+void AccumulationCache::make_room(uint64_t wanted, uint32_t keep) {
+  while (bytes_ + wanted > max_bytes_) {
+    auto oldest = tiles_.end();
+    for (auto it = tiles_.begin(); it != tiles_.end(); ++it)
+      if (it->first != keep && it->second.last_call < call_ && (oldest == tiles_.end() || it->second.last_call < oldest->second.last_call))
+        oldest = it;
+    if (oldest == tiles_.end()) return;  // all of this call's: it may exceed the budget by itself
+    bytes_ -= oldest->second.bytes;
+    tiles_.erase(oldest);
+  }
 }
 
 TileAccumulation* AccumulationCache::find(uint32_t tile_id) {
   const auto it = tiles_.find(tile_id);
-  return it == tiles_.end() ? nullptr : it->second.get();
+  return it == tiles_.end() ? nullptr : it->second.tile.get();
+}
+
+void AccumulationCache::erase(uint32_t tile_id) {
+  const auto it = tiles_.find(tile_id);
+  if (it == tiles_.end()) return;
+  bytes_ -= it->second.bytes;
+  tiles_.erase(it);
+}
+
+void AccumulationCache::clear() {
+  tiles_.clear();
+  bytes_ = 0;
 }
 
 }  // namespace tessera

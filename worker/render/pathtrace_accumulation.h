@@ -141,20 +141,41 @@ class TileAccumulation {
 // The tiles a worker owns, keyed by tile id. A request whose key differs from the stored one
 // starts that tile afresh (pose or gaze moved, settings changed); device sums of the same size
 // are zeroed and kept for it rather than allocated again.
+//
+// What the tiles hold is bounded: a tile that would take the cache past its budget first drops the
+// tiles used longest ago (they start afresh if asked for again), except those of the render call
+// in progress (begin_call), which one call may need at once. Masters choose image and tile sizes,
+// so without a bound, frames of ever new tiles would hold a worker's memory until it ran out.
 class AccumulationCache {
  public:
+  // 40 bytes a pixel and eye: 1 GiB holds 13 stereo 1280x800 frames of sums.
+  static constexpr uint64_t kDefaultMaxBytes = uint64_t(1) << 30;
+  explicit AccumulationCache(uint64_t max_bytes = kDefaultMaxBytes) : max_bytes_(max_bytes) {}
+
   // Device sums for a tile of `pixels` pixels (both eyes), or nullptr for host sums.
   using SumsFactory = std::function<std::unique_ptr<PtDeviceSums>(size_t pixels)>;
+  // A render call starts: the tiles it gets stay until the next call, whatever the budget.
+  void begin_call() { ++call_; }
   // The tile's accumulation for `key` and `rect`; *reset tells whether it was (re)started.
   TileAccumulation& get(uint32_t tile_id, const AccumulationKey& key, const TileRect& rect, bool* reset = nullptr,
                         const SumsFactory& make_sums = {});
   TileAccumulation* find(uint32_t tile_id);
-  void erase(uint32_t tile_id) { tiles_.erase(tile_id); }
-  void clear() { tiles_.clear(); }
+  void erase(uint32_t tile_id);
+  void clear();
   size_t size() const { return tiles_.size(); }
+  uint64_t bytes() const { return bytes_; }
 
  private:
-  std::map<uint32_t, std::unique_ptr<TileAccumulation>> tiles_;
+  struct Entry {
+    std::unique_ptr<TileAccumulation> tile;
+    uint64_t bytes = 0;
+    uint64_t last_call = 0;
+  };
+  // Drops the tiles used longest ago, none of this call's, until `wanted` more bytes fit.
+  void make_room(uint64_t wanted, uint32_t keep);
+
+  std::map<uint32_t, Entry> tiles_;
+  uint64_t max_bytes_, bytes_ = 0, call_ = 0;
 };
 
 }  // namespace tessera

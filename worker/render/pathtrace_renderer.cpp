@@ -205,6 +205,7 @@ PtTileResult PathTraceRenderer::render_tile(const PtView& view, const RenderSett
 
   PtTileResult result;
   PtTileStats& stats = result.stats;
+  cache_.begin_call();
   AccumulationCache::SumsFactory device_sums;
   if (sums_on_device()) device_sums = [this](size_t pixels) { return backend_->make_sums(pixels); };
   TileAccumulation& acc = cache_.get(tile_id, make_key(view.eyes.data(), view.eye_count, base.pt, settings), tile,
@@ -358,6 +359,7 @@ void PathTraceRenderer::render_batch(const PtView& view, const RenderSettings& s
   };
   std::vector<Before> before;
   uint64_t batch_pixels = 0;
+  cache_.begin_call();
   for (size_t i : batch) base.pt = kernel_params(view, pt, tiles[i].rect);  // checks every tile before any takes samples
   for (size_t i : batch) {  // (the tile fields of base.pt are the batch kernels' business)
     const PtBatchTile& t = tiles[i];
