@@ -185,7 +185,8 @@ int main(int argc, char** argv) {
       last_frame_ms = shown;
       last_samples = samples;
       max_samples_seen = std::max(max_samples_seen, samples);
-      if (samples == 1 && !seen_pose[id] && sent_at.count(id)) {
+      // the first frame that answers a pose (a path tracer's holds its spp samples, a held pose's more)
+      if (!seen_pose[id] && sent_at.count(id)) {
         latency.push_back(shown - sent_at[id]);
         if (first_fresh_ms < 0) first_fresh_ms = shown;
         last_fresh_ms = shown;
@@ -199,7 +200,8 @@ int main(int argc, char** argv) {
     const json result = {{"poses_sent", pose_id},
                          {"frames", frames},
                          {"new_pose_frames", fresh},
-                         {"latency_ms", {{"median", percentile(latency, 0.5)}, {"p95", percentile(latency, 0.95)}}},
+                         {"latency_ms", latency.empty() ? json{{"median", nullptr}, {"p95", nullptr}}
+                                                        : json{{"median", percentile(latency, 0.5)}, {"p95", percentile(latency, 0.95)}}},
                          {"fps", frames > 1 && span_s > 0 ? double(frames - 1) / span_s : 0.0},
                          {"new_pose_fps", fresh > 1 && fresh_span_s > 0 ? double(fresh - 1) / fresh_span_s : 0.0},
                          {"decode_ms", {{"median", percentile(decode_ms, 0.5)}, {"p95", percentile(decode_ms, 0.95)}}},
@@ -211,13 +213,17 @@ int main(int argc, char** argv) {
     if (json_out) {
       std::cout << result.dump(2) << std::endl;
     } else {
-      std::printf("%zu frames (%zu of new poses) for %llu poses: pose -> frame %.1f ms median, %.1f ms p95; %.2f fps, %.2f new-pose fps; "
+      char latency_text[96] = "n/a (no frame answered a pose)";
+      if (!latency.empty())
+        std::snprintf(latency_text, sizeof latency_text, "%.1f ms median, %.1f ms p95", percentile(latency, 0.5),
+                      percentile(latency, 0.95));
+      std::printf("%zu frames (%zu of new poses) for %llu poses: pose -> frame %s; %.2f fps, %.2f new-pose fps; "
                   "up to %u samples; decode %.1f ms median\n",
-                  frames, fresh, (unsigned long long)pose_id, result["latency_ms"]["median"].get<double>(),
-                  result["latency_ms"]["p95"].get<double>(), result["fps"].get<double>(), result["new_pose_fps"].get<double>(),
-                  max_samples_seen, result["decode_ms"]["median"].get<double>());
+                  frames, fresh, (unsigned long long)pose_id, latency_text, result["fps"].get<double>(),
+                  result["new_pose_fps"].get<double>(), max_samples_seen, result["decode_ms"]["median"].get<double>());
     }
-    return frames ? 0 : 1;
+    if (!frames) throw Error("no frame arrived in the session's time: the master is busy or its workers are gone");
+    return 0;
   } catch (const std::exception& e) {
     return cli::fail(app, e);
   }

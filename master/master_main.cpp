@@ -27,8 +27,10 @@ namespace {
 using namespace tessera;
 
 std::atomic<master::RenderSession*> running_session{nullptr};
+std::atomic<bool> interrupted{false};
 
 extern "C" void on_interrupt(int) {
+  interrupted = true;
   if (auto* session = running_session.load()) session->request_stop();
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
   std::signal(SIGTERM, SIG_DFL);
@@ -187,6 +189,11 @@ int main(int argc, char** argv) {
     if (!live && (app.count("--tls-cert") || app.count("--tls-key") || app.count("--token")))
       throw UsageError("--tls-cert, --tls-key and --token belong to --serve");
     if (live && !token.empty() && token.size() < 16) throw UsageError("--token must have at least 16 characters");
+    // a mistyped port is a usage error, found before the scene is read
+    const net::HostPort serve_address = !live ? net::HostPort{} : cli::option_value([&] {
+      const bool has_host = serve.find(':') != std::string::npos;
+      return net::parse_host_port(has_host ? serve : "127.0.0.1:" + serve, "--serve", true);
+    });
     if (live) poses = "live";
     if ((poses == "orbit" || poses == "turntable") && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
@@ -262,10 +269,8 @@ int main(int argc, char** argv) {
     master::Cluster cluster(addresses, link, scene, seconds(reconnect_interval, "--reconnect-interval"));
     if (live) {
       master::live::LiveOptions live_options;
-      const bool has_host = serve.find(':') != std::string::npos;
-      const auto address = net::parse_host_port(has_host ? serve : "127.0.0.1:" + serve, "--serve", true);
-      live_options.server.host = address.host;
-      live_options.server.port = address.port;
+      live_options.server.host = serve_address.host;
+      live_options.server.port = serve_address.port;
       live_options.server.token = token.empty() ? master::live::random_token() : token;
       live_options.server.tls = master::live::load_tls_identity(
           tls_cert.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_cert),
@@ -292,13 +297,14 @@ int main(int argc, char** argv) {
     master::RunSummary summary;
     try {
       summary = session.run();
-    } catch (...) {
+    } catch (const std::exception& e) {
       running_session = nullptr;
+      if (live_session) live_session->stop(std::string("the master stopped: ") + e.what());
       throw;
     }
     running_session = nullptr;
     cluster.stop();
-    if (live_session) live_session->stop();
+    if (live_session) live_session->stop(interrupted ? "the master was stopped (Ctrl-C)" : "the session ended");
 
     if (json) {
       std::cout << master::to_json(summary).dump(2) << std::endl;

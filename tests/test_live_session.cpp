@@ -64,10 +64,17 @@ TEST(LivePieces, ClientMessagesAreChecked) {
                           R"({"type":"pose","id":1,"t":0,"position":[1,2,3],"orientation":[1,0,0,0],"views":[{},{},{}]})",
                           R"({"type":"pose","id":1,"t":0,"position":[1,2,3],"orientation":[1,0,0,0],
                               "views":[{"position":[0,0,0],"orientation":[1,0,0,0],"frustum":[1,-1,-1,1]}]})",
-                          R"({"type":"settings","mode":"raster"})", R"({"type":"settings","tile":3})",
                           R"({"type":"displayed","frame":"x","pose_id":1,"t":0})", R"({"type":"hello","want":"own"})"}) {
     SCOPED_TRACE(bad);
     EXPECT_THROW(parse_client_message(bad), ProtocolError);
+  }
+  // settings the master cannot use are refused by the session, the connection kept
+  for (const char* refused : {R"({"type":"settings","mode":"raster"})", R"({"type":"settings","tile":3})",
+                              R"({"type":"settings","size":[7,5]})"}) {
+    SCOPED_TRACE(refused);
+    const ClientMessage m = parse_client_message(refused);
+    ASSERT_TRUE(std::holds_alternative<RefusedSettings>(m));
+    EXPECT_FALSE(std::get<RefusedSettings>(m).reason.empty());
   }
 }
 
@@ -290,6 +297,28 @@ TEST(LiveSession, BadMessagesCloseOnlyThatConnection) {
   EXPECT_NE(log.find("binary messages are not accepted"), std::string::npos);
 }
 
+// A setting out of range (typed into the page's form) is refused with an event and the settings still
+// in force; the driving page stays connected and drives on.
+TEST(LiveSession, SettingsOutOfRangeAreRefusedNotDisconnected) {
+  LiveMaster m;
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  for (const json& settings : {json{{"type", "settings"}, {"size", {7, 5}}}, json{{"type", "settings"}, {"tile", 2000}},
+                               json{{"type", "settings"}, {"spp", 0}, {"mode", "pathtrace"}}}) {
+    SCOPED_TRACE(settings.dump());
+    d.send_text(settings.dump());
+    std::optional<json> event;  // (workers' events come too)
+    while ((event = next_text(d, "event")) && (*event)["text"].get<std::string>().find("settings refused") == std::string::npos) {
+    }
+    ASSERT_TRUE(event) << m.log();
+    const auto session = next_text(d, "session");
+    ASSERT_TRUE(session) << m.log();
+    EXPECT_EQ((*session)["settings"]["mode"], "raytrace");  // nothing of the refused message applied
+  }
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+}
+
 TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {
   LiveMaster m({"--max-samples", "4", "--jpeg-quality", "95"});
   ASSERT_NE(m.port, 0) << m.log();
@@ -325,6 +354,25 @@ TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {
   ASSERT_TRUE(moved) << m.log();
   EXPECT_LT(moved->header["samples"], 4) << "a new pose starts its samples again";
   EXPECT_NE(decode_frame(*moved), decode_frame(*first));
+}
+
+// Path tracing a held view stops at --max-path-samples, also when spp changes on the way: the workers
+// keep the view's accumulation, so the cap follows the samples the frames report, not a frame count.
+TEST(LiveSession, PathtraceHeldViewStopsAtItsSampleCapAcrossSettings) {
+  LiveMaster m({"--mode", "pathtrace", "--spp", "4", "--max-path-samples", "16"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+  const auto samples_until_quiet = [&] {
+    uint32_t most = 0;
+    while (const auto f = next_frame(d, 2500ms)) most = std::max(most, f->header["samples"].get<uint32_t>());
+    return most;
+  };
+  EXPECT_EQ(samples_until_quiet(), 16u) << m.log();
+  d.send_text(json{{"type", "settings"}, {"spp", 2}}.dump());
+  const uint32_t after = samples_until_quiet();
+  EXPECT_LE(after, 16u + 2u * 2u) << "refined far past the cap after a settings change";
 }
 
 // A frame taller than two bands' minimum goes out as bands encoded in parallel: the message's band

@@ -178,5 +178,39 @@ TEST(SceneStore, APushGoesIntoANewPrivateFileNeverThroughAPlantedLink) {
   EXPECT_EQ(ready->scene_status().state(), wire::SceneStatus::READY) << ready->scene_status().message();
 }
 
+// A damaged file in the scene directory is left out at start (so a master pushes that scene rather
+// than failing on it), and a file replaced while the worker runs is indexed again by what it holds.
+TEST(SceneStore, DamagedAndReplacedFilesAreIndexedByWhatTheyHold) {
+  TempDir packs("store_damaged_packs"), dir("store_damaged");
+  const PackedFile a = pack(packs, "cornell_box/cornell_box.obj");
+  const PackedFile b = pack(packs, "teapot/teapot_lowpoly.obj");
+  std::vector<uint8_t> cut(a.bytes.begin(), a.bytes.begin() + ptrdiff_t(a.bytes.size() / 2));
+  write_file_atomically(dir / "cut.tpk", cut.data(), cut.size());
+  std::vector<uint8_t> flipped = a.bytes;
+  for (size_t i = flipped.size() - 64; i < flipped.size() - 60; ++i) flipped[i] ^= 0xFF;
+  write_file_atomically(dir / "flipped.tpk", flipped.data(), flipped.size());
+  write_file_atomically(dir / "scene.tpk", a.bytes.data(), a.bytes.size());
+  worker::SceneStore store(dir.path(), host());
+  EXPECT_EQ(store.entries().size(), 1u);
+  EXPECT_TRUE(store.has(a.hash));
+  // replaced in place: loading the old hash fails once, then the store knows the new content
+  write_file_atomically(dir / "scene.tpk", b.bytes.data(), b.bytes.size());
+  EXPECT_THROW(store.load(a.hash), Error);
+  EXPECT_FALSE(store.has(a.hash));
+  EXPECT_TRUE(store.has(b.hash));
+  EXPECT_EQ(store.load(b.hash)->hash, b.hash);
+}
+
+// A master names a pushed scene as it likes: a name past what a file system takes is shortened.
+TEST(SceneStore, PushedSceneWithAVeryLongNameIsStored) {
+  TempDir packs("store_long_packs"), dir("store_long");
+  const PackedFile a = pack(packs, "cornell_box/cornell_box.obj");
+  worker::SceneStore store(dir.path(), host());
+  push(store, a, std::string(300, 'n') + ".tpk");
+  EXPECT_TRUE(store.has(a.hash));
+  ASSERT_EQ(store.entries().size(), 1u);
+  EXPECT_LE(store.entries()[0].name().size(), 255u);
+}
+
 }  // namespace
 }  // namespace tessera

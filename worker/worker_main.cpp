@@ -79,7 +79,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--beacon-interval", beacon_interval, "Seconds between beacons")->capture_default_str()->check(CLI::Range(0.05, 3600.0));
   app.add_flag("--quiet", quiet, "Log only warnings");
+  bool list_devices = false;
+  app.add_flag("--list-devices", list_devices, "List the OpenCL devices --device can name, and exit");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
+  if (list_devices) {
+    try {
+      std::printf("%s", cl::format_device_list(cl::enumerate_devices()).c_str());
+      return 0;
+    } catch (const std::exception& e) {
+      return cli::fail(app, e);
+    }
+  }
   net::set_log_program("tessera-worker");
   net::set_log_quiet(quiet);
   if (make_secret_file.empty())

@@ -24,7 +24,8 @@ HostPort parse_host_port(const std::string& text, const std::string& what, bool 
   if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
     throw bad("the port must be a number");
   const unsigned long value = std::stoul(port);
-  if (value > 65535 || (value == 0 && !allow_port_zero)) throw bad("the port must lie in 1..65535");
+  if (value > 65535 || (value == 0 && !allow_port_zero))
+    throw bad(allow_port_zero ? "the port must lie in 0..65535 (0: any free port)" : "the port must lie in 1..65535");
   result.port = uint16_t(value);
   return result;
 }

@@ -6,14 +6,23 @@
 
 namespace tessera {
 
-EyeView checked_eye_view(const EyeView& view, const std::string& what) {
-  for (float v : view.pose.position)
-    if (!std::isfinite(v)) throw Error(what + ": the position is not finite");
-  const Frustum& f = view.frustum;
+void check_frustum(const Frustum& f, const std::string& what) {
   if (!(std::isfinite(f.left) && std::isfinite(f.right) && std::isfinite(f.bottom) && std::isfinite(f.top)))
     throw Error(what + ": the frustum is not finite");
   if (!(f.left < f.right)) throw Error(what + ": empty frustum (left must be less than right)");
   if (!(f.bottom < f.top)) throw Error(what + ": empty frustum (bottom must be less than top)");
+  // tangents: beyond 1000 (89.94 degrees) or narrower than 1e-4 no camera sees anything useful, and
+  // the pixel footprints (differences of huge or tiny numbers) lose every digit
+  for (float v : {f.left, f.right, f.bottom, f.top})
+    if (std::fabs(v) > kMaxFrustumTangent) throw Error(what + ": frustum tangents must lie within +-1000");
+  if (!(f.right - f.left >= kMinFrustumExtent && f.top - f.bottom >= kMinFrustumExtent))
+    throw Error(what + ": the frustum is narrower than 1e-4");
+}
+
+EyeView checked_eye_view(const EyeView& view, const std::string& what) {
+  for (float v : view.pose.position)
+    if (!std::isfinite(v)) throw Error(what + ": the position is not finite");
+  check_frustum(view.frustum, what);
   EyeView checked = view;
   checked.pose.orientation = unit_rotation(view.pose.orientation, what);
   return checked;

@@ -19,6 +19,11 @@ struct EyeView {
 // empty (left >= right or bottom >= top).
 EyeView checked_eye_view(const EyeView& view, const std::string& what);
 
+// An asymmetric frustum's tangents: finite, not empty, within +-kMaxFrustumTangent and at least
+// kMinFrustumExtent wide and tall; else an Error starting with `what`.
+inline constexpr float kMaxFrustumTangent = 1000.0f, kMinFrustumExtent = 1e-4f;
+void check_frustum(const Frustum& frustum, const std::string& what);
+
 // "px,py,pz,qw,qx,qy,qz,left,right,bottom,top", checked as above.
 EyeView parse_eye_view(const std::string& text);
 

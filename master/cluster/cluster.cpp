@@ -1,5 +1,7 @@
 #include "master/cluster/cluster.h"
 
+#include "common/net/log.h"
+
 #include <algorithm>
 
 namespace tessera::master {
@@ -48,6 +50,13 @@ bool Cluster::retry_handshake(const LinkEvent& event) {
   if (event.kind != LinkEvent::Kind::failed || !event.temporary || was_ready_[worker] || stopping_) return false;
   const auto delay = handshake_backoff_[worker];
   if (std::chrono::steady_clock::now() + delay >= startup_ends_) return false;
+  // said once, at once: a listed address that is no worker (a typo, another service) would otherwise
+  // keep the start silent for the whole startup timeout
+  if (delay == kFirstHandshakeRetry) {
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(startup_ends_ - std::chrono::steady_clock::now());
+    net::log_warning(addresses_[worker].text() + ": " + event.reason + "; trying again for up to " +
+                     std::to_string(left.count()) + " s (--startup-timeout)");
+  }
   handshake_backoff_[worker] = std::min(delay * 2, kLastHandshakeRetry);
   auto& timer = *retry_timers_[worker];
   timer.expires_after(delay);

@@ -122,7 +122,7 @@ void WorkerLink::on_message(wire::Envelope& message) {
       }
       if (status.state() != wire::SceneStatus::READY) {
         failure_ = "the worker cannot load the scene: " +
-                   (status.message().empty() ? std::string("no reason given") : net::printable_peer_text(status.message(), 1000));
+                   (status.message().empty() ? std::string("no reason given") : net::printable_peer_text(status.message(), 300));
         return connection_->close(failure_);
       }
       connection_->cancel_deadline();
@@ -132,6 +132,7 @@ void WorkerLink::on_message(wire::Envelope& message) {
       event.worker = index_;
       event.info = info_;
       event.scene = status;
+      event.scene.set_device(net::printable_peer_text(status.device(), 120));
       event.pushed = pushed_;
       sink_(std::move(event));
       return;
@@ -173,6 +174,9 @@ void WorkerLink::handle_handshake(const wire::Envelope& message) {
 void WorkerLink::authenticated() {
   connection_->seal_session(handshake_->session_keys(), net::Role::master);
   info_ = handshake_->worker_info();
+  // what the worker calls itself ends up in log lines and on the live page: printable, one line
+  info_.set_name(net::printable_peer_text(info_.name(), 64));
+  info_.set_version(net::printable_peer_text(info_.version(), 120));
   connection_->cancel_deadline();
   connection_->set_frame_limit(net::kMaxFrameBytes);
   connection_->enable_heartbeats(options_.heartbeat_interval, options_.heartbeat_timeout, [] { return wire::Heartbeat{}; });

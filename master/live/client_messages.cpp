@@ -134,7 +134,13 @@ ClientMessage parse_client_message(const std::string& text) {
     return h;
   }
   if (t == "take_control") return TakeControl{};
-  if (t == "settings") return parse_settings(m);
+  if (t == "settings") {
+    try {
+      return parse_settings(m);
+    } catch (const ProtocolError& e) {
+      return RefusedSettings{e.what()};
+    }
+  }
   bad("unknown message type '" + t.substr(0, 32) + "'");
 }
 

@@ -38,7 +38,13 @@ struct SettingsChange {
   std::optional<bool> stereo;
 };
 
-using ClientMessage = std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange>;
+// A well-formed settings message with a value the master cannot use (a size out of range, ...): the
+// session answers it with an event and the settings still in force, and the page stays connected.
+struct RefusedSettings {
+  std::string reason;
+};
+
+using ClientMessage = std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange, RefusedSettings>;
 
 ClientMessage parse_client_message(const std::string& text);
 

@@ -52,7 +52,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void accept(http::request<http::string_body> request);
   void queue_text(std::string message);                       // io thread
   void queue_frame(uint64_t frame_id, std::shared_ptr<const std::string> frame);  // io thread
-  void close(uint16_t code, const std::string& reason);        // io thread
+  void close(uint16_t code, const std::string& reason, bool quiet = false);  // io thread
 
  private:
   void read();
@@ -236,9 +236,9 @@ void WsSession::on_read(beast::error_code ec, size_t bytes) {
   read();
 }
 
-void WsSession::close(uint16_t code, const std::string& reason) {
+void WsSession::close(uint16_t code, const std::string& reason, bool quiet) {
   if (closing_ || done_) return;
-  tessera::net::log_warning("live: closed the connection of " + peer_ + ": " + reason);
+  if (!quiet) tessera::net::log_warning("live: closed the connection of " + peer_ + ": " + reason);
   closing_ = true;
   close_ = websocket::close_reason(websocket::close_code(code), reason.substr(0, 120));  // a close frame's reason fits 123 bytes
   texts_.clear();
@@ -358,8 +358,16 @@ void HttpServer::start() {
   impl_->thread = std::thread([this] { impl_->io.run(); });
 }
 
-void HttpServer::stop() {
+void HttpServer::stop(const std::string& reason) {
   if (!impl_->thread.joinable()) return;
+  if (!reason.empty()) {  // pages learn why (1001 "going away") instead of seeing the connection drop
+    asio::post(impl_->io, [this, reason] {
+      for (auto& [id, session] : impl_->sessions) session->close(1001, reason, true);
+    });
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    while (impl_->open_count > 0 && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   impl_->io.stop();
   impl_->thread.join();
   impl_->sessions.clear();

@@ -40,7 +40,9 @@ class HttpServer {
   HttpServer(ServerOptions options, ConnectionHandler& handler);
   ~HttpServer();  // stops and joins
   void start();
-  void stop();
+  // Closes every page's connection with `reason` (code 1001, waiting up to half a second for the
+  // close frames to go out) unless it is empty, then stops serving.
+  void stop(const std::string& reason = {});
   uint16_t port() const;
 
   // Any thread. Text messages queue in order (bounded); a frame replaces the connection's unsent one.

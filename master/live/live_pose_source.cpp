@@ -56,6 +56,11 @@ PoseSource::Offer LivePoseSource::poll() {
   return {refined, false};
 }
 
+void LivePoseSource::enough_samples(uint64_t pose_id) {
+  std::lock_guard lock(mutex_);
+  if (held_ && held_->id == pose_id) issued_ = std::max(issued_, frames_per_pose_);
+}
+
 std::optional<PoseSample> LivePoseSource::next() { return poll().pose; }
 
 void LivePoseSource::set_wake(std::function<void()> wake) {

@@ -18,6 +18,9 @@ class LivePoseSource final : public PoseSource {
   // Frames per held pose, the first included; `jitter`: refinements use aa_sample 1, 2, ...
   // Renders the held pose afresh (settings changed).
   void set_refinement(uint32_t frames_per_pose, bool jitter);
+  // The held pose `pose_id`'s frames reached their cap (the workers' path tracer kept accumulating
+  // across a settings change, so counting frames here would overshoot): no more refinements of it.
+  void enough_samples(uint64_t pose_id);
   void close();  // poll() reports the end
 
   Offer poll() override;

@@ -52,14 +52,14 @@ void LiveSession::start() {
   server_->start();
 }
 
-void LiveSession::stop() {
+void LiveSession::stop(const std::string& reason) {
   {
     std::lock_guard lock(encode_mutex_);
     encode_stop_ = true;
   }
   encode_ready_.notify_all();
   if (encoder_.joinable()) encoder_.join();
-  server_->stop();
+  server_->stop(reason);
 }
 
 std::string LiveSession::url() const {
@@ -151,6 +151,12 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
   if (const auto* change = std::get_if<SettingsChange>(&parsed)) {
     if (connection != driver_) throw ProtocolError(1008, "settings come from the driving page only");
     apply_change(*change);
+    return;
+  }
+  if (const auto* refused = std::get_if<RefusedSettings>(&parsed)) {
+    if (connection != driver_) throw ProtocolError(1008, "settings come from the driving page only");
+    event("settings refused: " + refused->reason);
+    server_->send_text(connection, session_message(true).dump());  // what is still in force
     return;
   }
 }
@@ -298,6 +304,7 @@ void LiveSession::encode_loop() {
       accumulator.reset();
       base_ = ImageRgba8();
       samples = std::max(1u, newest.path_samples);
+      if (samples >= options_.max_path_samples) poses_.enough_samples(newest.pose_id);
     } else if (!first_of_pose) {
       samples = accumulate(newest);
     }

@@ -37,7 +37,7 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   LiveSession(LiveOptions options, const SceneFile& scene, const SessionOptions& initial, LivePoseSource& poses);
   ~LiveSession() override;
   void start();  // serves from now on
-  void stop();   // closes the pages and the encoder
+  void stop(const std::string& reason = "the master stopped");  // closes the pages (telling them why) and the encoder
   std::string url() const;  // https://HOST:PORT/?token=TOKEN
   uint16_t port() const { return server_->port(); }
 

@@ -136,13 +136,15 @@ void RenderSession::wait_for_workers() {
   const auto deadline = Clock::now() + options_.startup_timeout;
   std::vector<bool> settled(workers_.size(), false);
   while (Clock::now() < deadline && std::count(settled.begin(), settled.end(), false) > 0) {
-    auto event = cluster_.next_event(deadline);
-    if (!event) continue;  // woken early (a live pose arrived): keep waiting until the deadline
+    if (stop_requested_) throw Error("interrupted while connecting to the workers");
+    // short waits: Ctrl-C (an atomic the signal handler sets, nothing that could wake us) is seen at once
+    auto event = cluster_.next_event(std::min(deadline, Clock::now() + std::chrono::milliseconds(200)));
+    if (!event) continue;  // timed out, or woken early (a live pose arrived): keep waiting until the deadline
     const int w = event->worker;
     if (event->kind == LinkEvent::Kind::ready || event->kind == LinkEvent::Kind::failed) settled[size_t(w)] = true;
     handle(*event);
-    if (stop_requested_) throw Error("interrupted while connecting to the workers");
   }
+  if (stop_requested_) throw Error("interrupted while connecting to the workers");
   if (scheduler_.ready_workers() == 0) throw Error("no worker could be used: " + failures());
 }
 

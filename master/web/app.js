@@ -344,6 +344,9 @@ function displayFrame(now) {
   }
   if (now - lastChart > 250) {
     lastChart = now;
+    // frames drawn in the last second, also while none come (a still view, a stalled worker)
+    while (drawTimes.length && drawTimes[0] < now - 1000) drawTimes.shift();
+    $('hud-fps').textContent = String(drawTimes.length);
     latencyChart.draw(now);
     fpsChart.draw(now);
   }

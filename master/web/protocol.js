@@ -56,15 +56,29 @@ export class LiveConnection {
       this.callbacks.onOpen?.();
     };
     socket.onmessage = (event) => this.dispatch(event.data);
-    socket.onclose = (event) => {
+    socket.onclose = async (event) => {
       if (this.socket !== socket) return;
       this.socket = null;
-      this.callbacks.onClose?.(event.code, event.reason);
+      // 1006: no close frame. A browser does not say why a WebSocket was refused, so ask the page's own
+      // URL: a master restarted with a new token answers 403, one that is gone does not answer at all.
+      const reason = event.code === 1006 ? (await this.whyUnreachable()) ?? event.reason : event.reason;
+      this.callbacks.onClose?.(event.code, reason);
       if (!this.stopped) {
         setTimeout(() => this.open(), this.retryMs);
         this.retryMs = Math.min(this.retryMs * 2, 10000);
       }
     };
+  }
+
+  async whyUnreachable() {
+    const page = this.url.replace(/^ws/, 'http').replace('/ws?', '/?');
+    try {
+      const response = await fetch(page, { cache: 'no-store' });
+      if (response.status === 403) return "the master no longer accepts this page's token (restarted without --token?): open the URL it printed";
+      return null;
+    } catch {
+      return 'the master does not answer';
+    }
   }
 
   dispatch(data) {

@@ -86,6 +86,8 @@ class LiveCluster:
 
     def pack_cornell(self):
         tpk = self.dir / 'scenes' / 'cornell.tpk'
+        if tpk.exists():  # a master started again
+            return tpk
         tpk.parent.mkdir()
         subprocess.run([str(self.build / 'tessera-pack'), str(self.shared / 'scenes/cornell_box/cornell_box.obj'),
                         '--settings', str(self.source / 'scene-packer/scenes/cornell_box.scene.txtpb'), '-o', str(tpk)],
@@ -113,12 +115,12 @@ class LiveCluster:
             worker.address = port_file.read_text().strip()
             self.workers.append(worker)
 
-    def start_master(self, *extra, size='160x120', tile=40):
+    def start_master(self, *extra, size='160x120', tile=40, serve='127.0.0.1:0'):
         """Starts tessera-master --serve and returns the URL it prints (with the token)."""
         tpk = self.pack_cornell()
         env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / 'config'))
         args = [str(self.build / 'master/tessera-master'), '--workers', ','.join(w.address for w in self.workers),
-                '--secret-file', str(self.secret), '--scene', str(tpk), '--serve', '127.0.0.1:0',
+                '--secret-file', str(self.secret), '--scene', str(tpk), '--serve', serve,
                 '--size', size, '--tile', str(tile), *extra]
         self.master = Process(args, self.dir / 'master.log', env=env, capture_stdout=True)
         stdout = self.master.proc.stdout

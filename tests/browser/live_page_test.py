@@ -477,6 +477,26 @@ def case_worker_loss(c, args):
     assert c.master.running(), 'the master exited after losing a worker'
 
 
+def case_master_restart(c, args):
+    """A master that stops tells its pages why; one restarted on the same port with a new token is
+    named as the reason the page cannot reconnect, and one restarted with the old token takes it back."""
+    c.start_workers()
+    c.start_master('--mode', 'raytrace')
+    c.open_page()
+    port, token = c.origin().rsplit(':', 1)[1], c.token()
+    events = lambda: c.js("return document.getElementById('events').innerText")
+    c.wait_for('the page connected', lambda: c.js("return document.getElementById('connection').textContent") == 'connected')
+    c.master.stop()
+    c.wait_for('the reason the master stopped on the page', lambda: 'the master was stopped' in events(), timeout=20)
+    c.start_master('--mode', 'raytrace', serve=f'127.0.0.1:{port}')
+    assert c.token() != token, 'the restarted master kept the token'
+    c.wait_for('the stale token named on the page', lambda: "no longer accepts this page's token" in events(), timeout=40)
+    c.master.stop()
+    c.start_master('--mode', 'raytrace', '--token', token, serve=f'127.0.0.1:{port}')
+    c.wait_for('the page back with the old token', lambda: c.js("return document.getElementById('connection').textContent") == 'connected',
+               timeout=40)
+
+
 def case_bad_messages(c, args):
     """Garbage and oversized messages from a page close that page's connection only."""
     c.start_workers()

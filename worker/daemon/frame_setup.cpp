@@ -43,8 +43,8 @@ CameraParams head_camera_for_eye(const wire::FrameRequest& request, uint32_t eye
   const auto& projection = request.projection();
   if (projection.has_frustum()) {
     const auto& f = projection.frustum();
-    if (!(f.left() < f.right() && f.bottom() < f.top())) throw Error("empty frustum");
     spec.frustum = Frustum{f.left(), f.right(), f.bottom(), f.top()};
+    check_frustum(*spec.frustum, "the projection");
   } else {
     spec.vertical_fov_degrees = projection.vertical_fov_degrees();
   }

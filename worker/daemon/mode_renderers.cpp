@@ -5,6 +5,7 @@
 
 #include "common/base/error.h"
 #include "common/net/log.h"
+#include "worker/daemon/worker_session.h"  // peer_caused_log
 
 namespace tessera::worker {
 
@@ -52,7 +53,7 @@ void set_vct_lights(VctGridSlot& slot, const std::optional<std::array<float, 3>>
     char text[96];
     std::snprintf(text, sizeof text, "vct grid %u^3 relit in %.1f ms (lights changed, no voxelization)", slot.options.grid,
                   t.relight_ms());
-    net::log_info(text);
+    peer_caused_log().info(text);  // a master moving a light every frame must not flood the log
   }
 }
 

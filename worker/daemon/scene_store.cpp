@@ -28,8 +28,10 @@ std::string safe_name(const std::string& name, uint64_t hash) {
   for (char c : base) clean.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_');
   while (!clean.empty() && clean.front() == '.') clean.erase(clean.begin());
   if (clean.empty()) clean = hash64_hex(hash);
-  if (clean.size() < 4 || clean.substr(clean.size() - 4) != ".tpk") clean += ".tpk";
-  return clean;
+  if (clean.size() >= 4 && clean.substr(clean.size() - 4) == ".tpk") clean.resize(clean.size() - 4);
+  // file systems take 255 bytes a name; room for "-<hash>" (a name taken) and ".tpk"
+  if (clean.size() > 200) clean.resize(200);
+  return clean + ".tpk";
 }
 
 }  // namespace
@@ -40,21 +42,42 @@ SceneStore::SceneStore(std::filesystem::path dir, RendererOptions renderer_optio
       cache_size_(std::max<size_t>(1, cache_size)),
       quota_bytes_(quota_bytes) {
   std::error_code ec;
+  const bool existed = std::filesystem::exists(dir_, ec);
+  if (ec) throw Error("scene directory " + dir_.string() + " cannot be reached: " + ec.message());
   std::filesystem::create_directories(dir_, ec);
-  if (!std::filesystem::is_directory(dir_)) throw Error("scene directory " + dir_.string() + " does not exist and cannot be created");
+  if (!std::filesystem::is_directory(dir_, ec))
+    throw Error("scene directory " + dir_.string() + " does not exist and cannot be created" + (ec ? ": " + ec.message() : ""));
+  // said aloud: a mistyped --scenes would otherwise start an empty worker that every master pushes to
+  if (!existed) net::log_info("scene directory " + dir_.string() + " did not exist: created it, empty");
+  std::error_code list_error;
+  std::filesystem::directory_iterator items(dir_, list_error);
+  if (list_error) throw Error("scene directory " + dir_.string() + " cannot be read: " + list_error.message());
   if (::access(dir_.c_str(), W_OK) != 0)
     net::log_warning("scene directory " + dir_.string() + " is not writable: scenes cannot be pushed to this worker");
   remove_stale_pushes();
-  for (const auto& item : std::filesystem::directory_iterator(dir_)) {
-    if (!item.is_regular_file() || item.path().extension() != ".tpk") continue;
-    try {
-      const auto bytes = read_file_bytes(item.path());
-      const uint64_t hash = hash64(bytes.data(), bytes.size());
-      index_[hash] = {item.path(), bytes.size(), item.last_write_time()};
-      net::log_info("scene " + item.path().filename().string() + " (" + hash64_hex(hash) + ")");
-    } catch (const std::exception& e) {
-      net::log_warning("skipping " + item.path().string() + ": " + e.what());
+  for (const auto& item : items) {
+    std::error_code ec;
+    if (item.is_regular_file(ec) && item.path().extension() == ".tpk") index_file(item.path());
+  }
+}
+
+// Indexes a scene file by its content hash once it reads as a whole .tpk; a damaged one (cut short,
+// bytes flipped) is left out with one warning, so a master pushes that scene again instead of
+// failing on it later. Callers hold no lock.
+void SceneStore::index_file(const std::filesystem::path& path) {
+  try {
+    const auto bytes = read_file_bytes(path);
+    parse_tpk(bytes, path.filename().string());  // headers, checksums and section sizes
+    const uint64_t hash = hash64(bytes.data(), bytes.size());
+    std::error_code ec;
+    const auto written = std::filesystem::last_write_time(path, ec);
+    {
+      std::lock_guard lock(mutex_);
+      index_[hash] = {path, bytes.size(), written};
     }
+    net::log_info("scene " + path.filename().string() + " (" + hash64_hex(hash) + ")");
+  } catch (const std::exception& e) {
+    net::log_warning("skipping " + path.string() + ": " + e.what() + " (a master will push the scene)");
   }
 }
 
@@ -161,7 +184,14 @@ std::shared_ptr<LoadedScene> SceneStore::load(uint64_t hash) {
   const auto start = std::chrono::steady_clock::now();
   const auto bytes = read_file_bytes(path);
   // The file may have changed since indexing: its identity is its content.
-  if (hash64(bytes.data(), bytes.size()) != hash) throw Error(path.string() + " changed since the worker started");
+  if (hash64(bytes.data(), bytes.size()) != hash) {  // another scene now: index what the file holds
+    {
+      std::lock_guard lock(mutex_);
+      index_.erase(hash);
+    }
+    index_file(path);
+    throw Error(path.string() + " changed since the worker started");
+  }
   PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, path.string()), path.string());
   mark_used(hash);
   return make_loaded(std::move(scene), hash, path.filename().string(), ms_since(start));

@@ -74,6 +74,7 @@ class SceneStore {
   };
   std::shared_ptr<LoadedScene> make_loaded(PackedScene scene, uint64_t hash, const std::string& name, double read_ms);
   void remove_stale_pushes();
+  void index_file(const std::filesystem::path& path);
   void mark_used(uint64_t hash);
   void make_room(uint64_t incoming_bytes);  // render thread (reads cache_)
 

@@ -221,7 +221,14 @@ void WorkerSession::handle_load_scene(const wire::LoadScene& load) {
     return;
   }
   scene_.reset();
-  if (context_.scenes.has(hash)) return load_scene_async(hash, load.name(), {});
+  if (context_.scenes.has(hash)) return load_scene_async(hash, load.name(), {}, load);
+  ask_for_push(load);
+}
+
+// The scene is not here (or its file turned out to hold another): MISSING, and the push that follows
+// is received into a temporary file.
+void WorkerSession::ask_for_push(const wire::LoadScene& load) {
+  const uint64_t hash = load.content_hash();
   wire::Envelope m;
   auto& status = *m.mutable_scene_status();
   status.set_content_hash(hash);
@@ -279,13 +286,14 @@ void WorkerSession::handle_scene_chunk(const wire::SceneChunk& chunk) {
     abort_push();
     throw ProtocolError("cannot write the pushed scene into the scene directory");
   }
-  load_scene_async(push_.hash, push_.name, push_.temp.string());
+  load_scene_async(push_.hash, push_.name, push_.temp.string(), {});
 }
 
-void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file) {
+void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file,
+                                     std::optional<wire::LoadScene> push_if_gone) {
   scene_loading_ = true;
   auto self = shared_from_this();
-  context_.render.post([self, hash, name, pushed_file, prepare = prepare_vct_] {
+  context_.render.post([self, hash, name, pushed_file, prepare = prepare_vct_, push_if_gone] {
     std::shared_ptr<LoadedScene> loaded;
     std::string failure;
     try {
@@ -301,9 +309,13 @@ void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, con
         loaded.reset();
       }
     }
-    asio::post(self->connection_->executor(), [self, hash, loaded, failure] {
+    asio::post(self->connection_->executor(), [self, hash, loaded, failure, push_if_gone] {
       self->scene_loading_ = false;
       if (!self->connection_->is_open()) return;
+      if (!loaded && push_if_gone && !self->context_.scenes.has(hash)) {  // the file changed under us
+        net::log_warning(self->peer() + ": " + failure);
+        return self->ask_for_push(*push_if_gone);
+      }
       wire::Envelope m;
       auto& status = *m.mutable_scene_status();
       status.set_content_hash(hash);

@@ -78,7 +78,11 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public
   void refuse(const std::string& reason, bool temporary = false);
   void send_error(wire::ErrorMessage::Code code, const std::string& message, uint64_t frame_id);
   void queue_tiles(const std::shared_ptr<Frame>& frame, const google::protobuf::RepeatedField<uint32_t>& tiles);
-  void load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file);
+  void ask_for_push(const wire::LoadScene& load);
+  // push_if_gone: a scene of the directory that turns out to be gone (its file changed) is asked for
+  // as a push instead of failing
+  void load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file,
+                        std::optional<wire::LoadScene> push_if_gone);
   void abort_push();
   // Render thread.
   Step run_step() override;
