@@ -150,6 +150,9 @@ TEST(ClusterSecurity, SecretsMustBeLongRandomHexAndPrivate) {
   refused("short", "aaaaaaaaaaaaaaaa", "at least 64");
   refused("words", "a-test-secret-of-some-length-that-is-long-enough-but-not-hex-at-all", "not hex");
   refused("repeated", std::string(64, 'a'), "not random");
+  std::string pattern;
+  for (int i = 0; i < 4; ++i) pattern += "0123456789abcdef";
+  refused("pattern", pattern, "repeats every 16 digits");
   testing::write_secret(dir / "open", testing::kClusterSecret);
   std::filesystem::permissions(dir / "open", std::filesystem::perms::others_read, std::filesystem::perm_options::add);
   const auto open = testing::run_command("timeout 10 " + worker + (dir / "open").string());

@@ -49,6 +49,11 @@ TEST(WireFraming, RoundTripAndLimits) {
   huge.mutable_heartbeat()->GetReflection()->MutableUnknownFields(huge.mutable_heartbeat())->AddLengthDelimited(99, std::string(8192, 'x'));
   EXPECT_THROW(net::encode_frame(huge), net::ProtocolError);
   for (int body = 1; body <= 17; ++body) EXPECT_GT(net::max_body_bytes(wire::Envelope::BodyCase(body)), 0u) << body;
+  // A worker takes frames of at most kMasterFrameBytes from a master: every body a master sends fits.
+  for (const auto body : {wire::Envelope::kLoadScene, wire::Envelope::kSceneChunk, wire::Envelope::kFrameRequest,
+                          wire::Envelope::kTileAssign, wire::Envelope::kCancelFrame, wire::Envelope::kHeartbeat,
+                          wire::Envelope::kStatsRequest, wire::Envelope::kError})
+    EXPECT_LE(net::max_body_bytes(body) + 64, net::kMasterFrameBytes) << body;
 }
 
 TEST(WireAuth, ProofsDependOnSecretRoleAndNonces) {

@@ -1,5 +1,7 @@
 #include "common/net/auth.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -69,6 +71,11 @@ std::string load_secret(const std::filesystem::path& path) {
                 std::to_string(2 * kMinSecretBytes) + " (" + std::to_string(kMinSecretBytes) + " random bytes) are needed" + make_one);
   // 64 random hex digits show fewer than 8 distinct values with a probability below 1e-17.
   if (digits.count() < 8) throw Error("secret in " + name + " is not random (too few distinct digits)" + make_one);
+  // nor a short pattern typed again ("0123456789abcdef" four times): a period of 32 digits or less
+  // holds at most 16 random bytes
+  for (size_t period = 1; period <= 32 && period < text.size(); ++period)
+    if (std::equal(text.begin() + ptrdiff_t(period), text.end(), text.begin()))
+      throw Error("secret in " + name + " is not random (it repeats every " + std::to_string(period) + " digits)" + make_one);
   return text;
 }
 

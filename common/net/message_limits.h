@@ -11,6 +11,10 @@ namespace tessera::net {
 
 inline constexpr size_t kHandshakeFrameBytes = 64 * 1024;
 inline constexpr size_t kMaxFrameBytes = 64 * 1024 * 1024;
+// What a master may send a worker in one frame: its largest body (a frame request or tile list of
+// 2 MiB) with room to spare. A frame's buffer is allocated when its length arrives, so a worker
+// takes no more than this from each master that trickles a frame in.
+inline constexpr size_t kMasterFrameBytes = 3 * 1024 * 1024;
 inline constexpr size_t kSceneChunkBytes = 1024 * 1024;  // payload of one SceneChunk
 inline constexpr uint32_t kMaxTileSide = 1024;
 inline constexpr uint32_t kMinTileSide = 8;

@@ -172,7 +172,7 @@ void WorkerSession::handle_handshake(const wire::Envelope& message) {
 
 void WorkerSession::welcome(wire::Envelope m) {
   connection_->cancel_deadline();
-  connection_->set_frame_limit(net::kMaxFrameBytes);
+  connection_->set_frame_limit(net::kMasterFrameBytes);
   context_.counters.connections++;
   auto& info = *m.mutable_welcome()->mutable_info();
   info.set_name(context_.config.name);
