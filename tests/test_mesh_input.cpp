@@ -3,6 +3,7 @@
 // libraries and nonsense settings. Each is one clear error (or, for the name, a file that reads back).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -128,6 +129,20 @@ TEST(MeshInput, TexturePathsOfAnotherMachineAreFoundBesideTheMtl) {
   MeshLoadOptions no_textures;
   no_textures.load_textures = false;
   EXPECT_EQ(load_mesh(dir / "m.obj", no_textures).triangle_count(), 1u);
+}
+
+// What an OBJ holds that the scene will not show is said, not dropped in silence.
+TEST(MeshInput, LinesPointsAndUndefinedMaterialsAreWarnings) {
+  TempDir dir("mesh_obj_warnings");
+  testing::write_text(dir / "m.mtl", "newmtl wall\nKd 1 1 1\n");
+  testing::write_text(dir / "m.obj", "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl walll\nf 1 2 3\nl 1 2\np 3\n");
+  const TriangleMesh mesh = load_mesh(dir / "m.obj");
+  EXPECT_EQ(mesh.triangle_count(), 1u);
+  const auto said = [&](const std::string& part) {
+    return std::any_of(mesh.warnings.begin(), mesh.warnings.end(), [&](const std::string& w) { return w.find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("walll")) << ::testing::PrintToString(mesh.warnings);
+  EXPECT_TRUE(said("1 line and 1 point elements are not drawn")) << ::testing::PrintToString(mesh.warnings);
 }
 
 TEST(MeshInput, FileNameThatIsNotUtf8PacksAndReadsBack) {

@@ -189,6 +189,22 @@ TriangleMesh parse_obj(const std::string& text, const std::string& name, const s
     }
   }
   if (fallback_used) mesh.materials.push_back(default_material());
+  // What the file holds that the scene will not show, one warning line each (the packer prints them).
+  for (size_t start = 0; start < warn.size();) {
+    const size_t end = std::min(warn.find('\n', start), warn.size());
+    const std::string line = warn.substr(start, end - start);
+    if (line.find("not found in .mtl") != std::string::npos)
+      mesh.warnings.push_back(line + ": its faces get the default material");
+    start = end + 1;
+  }
+  size_t lines = 0, points = 0;
+  for (const auto& shape : shapes) {
+    lines += shape.lines.num_line_vertices.size();
+    points += shape.points.indices.size();
+  }
+  if (lines || points)
+    mesh.warnings.push_back(std::to_string(lines) + " line and " + std::to_string(points) +
+                            " point elements are not drawn (only faces are)");
 
   // Corners that came without a normal get the area-weighted normal of their triangles.
   if (!missing_normal_vertices.empty()) {
