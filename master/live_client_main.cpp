@@ -98,13 +98,25 @@ int main(int argc, char** argv) {
     client.send_text(json{{"type", "hello"}, {"want", "drive"}, {"client", stereo ? "xr" : "desktop"}}.dump());
 
     json session;
+    // The session message (settings apply between frames, so after the frames in flight), within the
+    // session's own time: a master busy with a huge frame is an error line, not a wait without end.
+    const double patience_s = std::max(10.0, duration + hold);
     auto wait_session = [&] {
+      const auto until = Clock::now() + std::chrono::milliseconds(int64_t(patience_s * 1000));
       for (;;) {
-        auto m = client.receive(std::chrono::seconds(30));
-        if (!m) throw Error("no session message from the master");
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+        auto m = left.count() > 0 ? client.receive(left) : std::nullopt;
+        if (!m) {
+          char text[160];
+          std::snprintf(text, sizeof text, "no session message from the master within %.0f s (frames in flight first: is one huge?)",
+                        patience_s);
+          throw Error(text);
+        }
         if (m->binary) continue;
         const json j = json::parse(m->data);
-        if (j.value("type", "") == "session") return j;
+        const std::string type = j.value("type", "");
+        if (type == "event" && j.value("text", "").rfind("settings refused", 0) == 0) throw UsageError(j.value("text", ""));
+        if (type == "session") return j;
       }
     };
     session = wait_session();
