@@ -3,6 +3,8 @@
 // live pieces on their own (message parsing, the pose source's never-stale rule, frame layout).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -317,6 +319,28 @@ TEST(LiveSession, SettingsOutOfRangeAreRefusedNotDisconnected) {
   }
   d.send_text(pose_message(1, {278, 273, -800}).dump());
   ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+}
+
+// A size far too large for the workers (typed by mistake) does not hold the session: the next settings
+// cancel the frame in flight, and the page is back at its small size at once.
+TEST(LiveSession, NewSettingsCancelTheFramesInFlight) {
+  LiveMaster m;
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(json{{"type", "settings"}, {"size", {8192, 8192}}}.dump());
+  std::optional<json> session;
+  while ((session = next_text(d, "session")) && (*session)["size"] != json({8192, 8192})) {
+  }
+  ASSERT_TRUE(session) << m.log();
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  std::this_thread::sleep_for(500ms);  // the huge frame is on the workers now
+  const auto asked = std::chrono::steady_clock::now();
+  d.send_text(json{{"type", "settings"}, {"size", {64, 48}}}.dump());
+  d.send_text(pose_message(2, {300, 273, -800}).dump());
+  const auto frame = frame_of_pose(d, 2, 60s);
+  ASSERT_TRUE(frame) << m.log();
+  EXPECT_EQ(frame->header["width"], 64);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 20s) << "the new settings waited for the huge frame";
 }
 
 TEST(LiveSession, NewPoseNewFrameHoldingStillRefinesToTheCapOnce) {

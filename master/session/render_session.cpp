@@ -83,6 +83,20 @@ void RenderSession::supersede_refinements() {
   }
 }
 
+// New settings wait for the frames in flight, which render with the old ones and are worth nothing
+// now: they are cancelled, so a change (or a size that turns out far too large) takes effect at once
+// instead of after the slowest of them.
+void RenderSession::supersede_for_settings() {
+  if (open_.empty() || !observer_ || !observer_->options_pending()) return;
+  std::vector<uint64_t> stale;
+  for (const auto& [id, frame] : open_) stale.push_back(id);
+  for (uint64_t id : stale) {
+    scheduler_.close_frame(id);
+    open_.erase(id);
+    ++superseded_;
+  }
+}
+
 RunSummary RenderSession::run() {
   started_ = Clock::now();
   poses_.set_wake([this] { cluster_.wake(); });
@@ -126,7 +140,7 @@ RunSummary RenderSession::run() {
     throw;
   }
   poses_.set_wake({});
-  if (superseded_) net::log_info(std::to_string(superseded_) + " refinement frames cancelled for newer poses");
+  if (superseded_) net::log_info(std::to_string(superseded_) + " frames cancelled for newer poses or settings");
   if (observer_) observer_->finish_records(records_);
   if (options_.stats_path) write_stats_file();
   return summary();
@@ -162,6 +176,7 @@ bool RenderSession::open_next_frame() {
   if (stop_requested_ || poses_ended_) return false;
   if (options_.frames && frames_opened_ >= options_.frames) return false;
   supersede_refinements();
+  supersede_for_settings();
   apply_pending_options();
   if (observer_ && observer_->options_pending()) return false;  // drain first
   if (open_.size() >= std::max(1u, options_.pipeline)) return false;

@@ -78,6 +78,7 @@ class RenderSession final : private ScheduleOutput {
   void apply_options(SessionOptions options);  // normalizes and checks; Error leaves the old ones
   void apply_pending_options();
   void supersede_refinements();
+  void supersede_for_settings();
   bool open_next_frame();
   std::set<int> lacking_features(const wire::FrameRequest& request);  // workers that cannot render it
   void handle(LinkEvent& event);
@@ -115,7 +116,7 @@ class RenderSession final : private ScheduleOutput {
   uint64_t late_tiles_ = 0;
   std::unique_ptr<ProgressBar> status_;
   SessionObserver* observer_ = nullptr;
-  uint64_t superseded_ = 0;  // refinement frames cancelled for a newer pose
+  uint64_t superseded_ = 0;  // frames cancelled for a newer pose (refinements) or new settings
   double round_trip_ms_ = 0;  // a tile's trip besides rendering, all workers (moving average)
 };
 
