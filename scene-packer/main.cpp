@@ -46,8 +46,10 @@ void print_summary(const PackReport& r, const std::string& output) {
   std::printf("packed %s -> %s\n", m.source().c_str(), output.c_str());
   std::printf("  %llu triangles, %llu vertices (%llu degenerate dropped)\n", (unsigned long long)m.triangles(),
               (unsigned long long)m.vertices(), (unsigned long long)m.degenerate_triangles_dropped());
-  std::printf("  mesh %.2f MB (float layout %.2f MB), kd-tree %.2f MB, textures %.2f MB\n", r.mesh_device_bytes / 1e6,
-              r.mesh_original_bytes / 1e6, r.kdtree_device_bytes / 1e6, r.texture_device_bytes / 1e6);
+  std::printf("  mesh %.2f MB (float layout %.2f MB)%s, kd-tree %.2f MB, textures %.2f MB\n", r.mesh_device_bytes / 1e6,
+              r.mesh_original_bytes / 1e6,
+              r.normal_table_bytes ? (", with the " + std::to_string(r.normal_table_bytes / 1000) + " KB normal table every scene has").c_str() : "",
+              r.kdtree_device_bytes / 1e6, r.texture_device_bytes / 1e6);
   std::printf("  %.1f bytes per triangle (mesh + kd-tree), file %.2f MB\n",
               double(r.mesh_device_bytes + r.kdtree_device_bytes) / double(m.triangles()), r.file_bytes / 1e6);
   std::printf("  kd-tree: %llu inner / %llu inner with refs / %llu leaves, depth %u, SAH cost %.2f\n",

@@ -259,7 +259,8 @@ PackReport pack_scene(const PackOptions& options) {
     report.mesh_device_bytes += kVertexRecordBytes * m.vertices();
     if (m.quantization().normals()) report.mesh_device_bytes += kNormalIndexBytes * m.vertices();
   }
-  if (m.quantization().normals()) report.mesh_device_bytes += uint64_t(kNormalTableSize) * 6;  // halves
+  if (m.quantization().normals()) report.normal_table_bytes = uint64_t(kNormalTableSize) * 6;  // halves
+  report.mesh_device_bytes += report.normal_table_bytes;
   report.mesh_original_bytes = 32 * m.vertices() + 12 * m.triangles() + 8;
   report.seconds_total = seconds_since(start);
   report.peak_memory_bytes = peak_resident_bytes();
@@ -294,6 +295,7 @@ nlohmann::json report_to_json(const PackReport& r) {
       {"bytes",
        {{"mesh", r.mesh_device_bytes},
         {"mesh_original", r.mesh_original_bytes},
+        {"normal_table", r.normal_table_bytes},
         {"kdtree", r.kdtree_device_bytes},
         {"textures", r.texture_device_bytes},
         {"mesh_plus_kdtree", r.mesh_device_bytes + r.kdtree_device_bytes},
