@@ -212,5 +212,18 @@ TEST(SceneStore, PushedSceneWithAVeryLongNameIsStored) {
   EXPECT_LE(store.entries()[0].name().size(), 255u);
 }
 
+// Two workers sharing a folder are pushed the same scene at once: one file, not two copies.
+TEST(SceneStore, WorkersSharingAFolderKeepOneCopyOfAScenePushedToBoth) {
+  TempDir packs("store_shared_packs"), dir("store_shared");
+  const PackedFile a = pack(packs, "cornell_box/cornell_box.obj");
+  worker::SceneStore first(dir.path(), host()), second(dir.path(), host());
+  push(first, a, "cornell.tpk");
+  push(second, a, "cornell.tpk");
+  EXPECT_TRUE(second.has(a.hash));
+  size_t files = 0;
+  for (const auto& item : std::filesystem::directory_iterator(dir.path())) files += item.path().extension() == ".tpk";
+  EXPECT_EQ(files, 1u);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -216,21 +216,32 @@ std::shared_ptr<LoadedScene> SceneStore::adopt_pushed(const std::filesystem::pat
   if (actual != hash)
     throw Error("pushed scene has content hash " + hash64_hex(actual) + ", not the announced " + hash64_hex(hash));
   PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, name), name);  // full validation
-  make_room(bytes.size());
   std::filesystem::path target = dir_ / safe_name(name, hash);
   {
     std::lock_guard lock(mutex_);
     for (const auto& [h, entry] : index_)
       if (entry.path == target) target = dir_ / (target.stem().string() + "-" + hash64_hex(hash) + ".tpk");
   }
-  if (std::filesystem::exists(target) && !has(hash))  // a file we could not index: keep it
-    target = dir_ / (target.stem().string() + "-" + hash64_hex(hash) + ".tpk");
-  std::filesystem::rename(temp_file, target);  // same folder: atomic
+  bool stored = false;
+  if (std::filesystem::exists(target) && !has(hash)) {
+    // Workers sharing the folder (deploy/local-cluster) are pushed the same scene at once: the one
+    // that finishes second finds the very scene stored and keeps that file rather than a second copy.
+    try {
+      const auto there = read_file_bytes(target);
+      stored = hash64(there.data(), there.size()) == hash;
+    } catch (const std::exception&) {
+    }
+    if (!stored) target = dir_ / (target.stem().string() + "-" + hash64_hex(hash) + ".tpk");  // a file we could not index: keep it
+  }
+  if (!stored) {
+    make_room(bytes.size());
+    std::filesystem::rename(temp_file, target);  // same folder: atomic
+  }
   {
     std::lock_guard lock(mutex_);
     index_[hash] = {target, bytes.size(), std::filesystem::file_time_type::clock::now()};
   }
-  net::log_info("stored pushed scene as " + target.string());
+  net::log_info((stored ? "pushed scene already stored as " : "stored pushed scene as ") + target.string());
   return make_loaded(std::move(scene), hash, target.filename().string(), ms_since(start));
 }
 
