@@ -332,19 +332,35 @@ TEST(FrameStats, FilesNameTheModeAndSamplesPerPixel) {
   record.complete = true;
   record.samples_per_pixel = 3.5;
   record.workers.resize(1);
-  master::write_stats(dir / "s.csv", summary, {record});
-  master::write_stats(dir / "s.json", summary, {record});
+  record.mode = "pathtrace";
+  master::FrameRecord before = record;  // a live session switched mode and size on the way
+  before.mode = "vct";
+  before.width = 320;
+  before.live = master::LiveFrameStats{};
+  record.live = master::LiveFrameStats{};
+  master::write_stats(dir / "s.csv", summary, {before, record});
+  master::write_stats(dir / "s.json", summary, {before, record});
   const auto csv = testing::run_command("cat '" + (dir / "s.csv").string() + "'").output;
-  const std::string header = csv.substr(0, csv.find('\n')), row = csv.substr(csv.find('\n') + 1);
+  const size_t first_end = csv.find('\n');
+  const std::string header = csv.substr(0, first_end), row = csv.substr(first_end + 1);
   std::vector<std::string> names, values;
   for (std::stringstream h(header); h.good();) names.emplace_back(), std::getline(h, names.back(), ',');
   for (std::stringstream r(row); r.good();) values.emplace_back(), std::getline(r, values.back(), ',');
   const auto column = std::find(names.begin(), names.end(), "samples_per_pixel");
   ASSERT_NE(column, names.end()) << header;
   EXPECT_EQ(values.at(size_t(column - names.begin())), "3.5") << csv;
+  const auto mode = std::find(names.begin(), names.end(), "mode");
+  ASSERT_NE(mode, names.end()) << header;
+  EXPECT_EQ(values.at(size_t(mode - names.begin())), "vct") << csv;
+  // every column named once (the live stages apart from the cluster stages)
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << header;
   const auto json = nlohmann::json::parse(testing::run_command("cat '" + (dir / "s.json").string() + "'").output);
   EXPECT_EQ(json["summary"]["mode"], "pathtrace");
-  EXPECT_DOUBLE_EQ(json["frames"][0]["samples_per_pixel"].get<double>(), 3.5);
+  EXPECT_EQ(json["summary"]["frames_with_other_settings"], 1);
+  EXPECT_EQ(json["frames"][0]["settings"]["mode"], "vct");
+  EXPECT_DOUBLE_EQ(json["frames"][1]["samples_per_pixel"].get<double>(), 3.5);
 }
 
 TEST(WorkerVersion, WarnsOnlyAboutOtherBuilds) {

@@ -237,6 +237,11 @@ bool RenderSession::open_next_frame() {
   frame.record.frame_id = id;
   frame.record.pose_time = pose->time;
   frame.record.tiles = units;
+  frame.record.mode = options_.mode;
+  frame.record.width = options_.width;
+  frame.record.height = options_.height;
+  frame.record.tile_size = grid.tile_size();
+  frame.record.stereo = stereo;
   frame.record.workers.resize(workers_.size());
   scheduler_.open_frame(id, units, lacking_features(r));
   return true;

@@ -172,7 +172,9 @@ nlohmann::json to_json(const RunSummary& s) {
 
 namespace {
 
-const char* kLiveColumns = "pose_id,samples,fresh,pose_wait_ms,render_ms,wire_ms,composite_ms,accumulate_ms,encode_ms,send_ms,page_latency_ms,page_network_ms,page_decode_ms,page_draw_ms";
+// "live_": the master's live stages, apart from the cluster stages of the same names before them
+const char* kLiveColumns = "pose_id,samples,fresh,live_pose_wait_ms,live_render_ms,live_wire_ms,live_composite_ms,accumulate_ms,"
+                           "live_encode_ms,send_ms,page_latency_ms,page_network_ms,page_decode_ms,page_draw_ms";
 
 nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
@@ -220,7 +222,8 @@ nlohmann::json to_json(const FrameRecord& r, const std::vector<std::string>& nam
           {"reissued", r.reissued},
           {"wire_bytes", r.wire_bytes}, {"pixel_bytes", r.pixel_bytes}, {"samples_per_pixel", r.samples_per_pixel},
           {"stages_ms", stages_json(r.stages)}, {"workers", workers},
-          {"note", r.note}, {"live", r.live ? live_json(*r.live) : nlohmann::json(nullptr)}};
+          {"note", r.note}, {"live", r.live ? live_json(*r.live) : nlohmann::json(nullptr)},
+          {"settings", {{"mode", r.mode}, {"width", r.width}, {"height", r.height}, {"tile", r.tile_size}, {"stereo", r.stereo}}}};
 }
 
 void write_stats(const std::filesystem::path& path, const RunSummary& summary, const std::vector<FrameRecord>& records) {
@@ -228,7 +231,13 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
   if (path.extension() == ".json") {
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& r : records) frames.push_back(to_json(r, summary.worker_names));
-    text = nlohmann::json{{"summary", to_json(summary)}, {"frames", frames}}.dump(2) + "\n";
+    nlohmann::json head = to_json(summary);
+    // The summary names the last settings; frames rendered with others say so in their own "settings".
+    size_t other = 0;
+    for (const auto& r : records)
+      other += r.mode != summary.mode || r.width != summary.width || r.height != summary.height || r.stereo != summary.stereo;
+    head["frames_with_other_settings"] = other;
+    text = nlohmann::json{{"summary", head}, {"frames", frames}}.dump(2) + "\n";
   } else {
     std::ostringstream csv;
     csv << "index,frame_id,pose_time,complete,frame_ms,latency_ms,tiles,tiles_received,assignments,reassigned,duplicates,"
@@ -240,7 +249,7 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
     }
     const bool live = std::any_of(records.begin(), records.end(), [](const FrameRecord& r) { return r.live.has_value(); });
     if (live) csv << ',' << kLiveColumns;
-    csv << ",note\n";
+    csv << ",mode,width,height,tile,stereo,note\n";
     for (const auto& r : records) {
       csv << r.index << ',' << r.frame_id << ',' << r.pose_time << ',' << (r.complete ? 1 : 0) << ',' << r.frame_ms << ','
           << r.latency_ms << ',' << r.tiles << ',' << r.tiles_received << ',' << r.assignments << ',' << r.reassigned << ','
@@ -253,6 +262,7 @@ void write_stats(const std::filesystem::path& path, const RunSummary& summary, c
             << w.stages.wire;
       }
       if (live) live_csv(csv, r.live);
+      csv << ',' << r.mode << ',' << r.width << ',' << r.height << ',' << r.tile_size << ',' << (r.stereo ? 1 : 0);
       std::string note = r.note;
       std::replace(note.begin(), note.end(), ',', ';');
       csv << ',' << note << '\n';

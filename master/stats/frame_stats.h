@@ -75,6 +75,10 @@ struct FrameRecord {
   std::vector<WorkerFrameStats> workers;
   std::string note;
   std::optional<LiveFrameStats> live;
+  // The settings the frame was rendered with (a live session changes them between frames).
+  std::string mode;  // raytrace | pathtrace | vct
+  uint32_t width = 0, height = 0, tile_size = 0;
+  bool stereo = false;
 };
 
 struct RunSummary {
