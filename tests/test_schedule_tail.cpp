@@ -4,6 +4,8 @@
 // and the frames stay pixel for pixel those of tessera-render.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 #include "cluster_test_support.h"
@@ -97,6 +99,33 @@ TEST(ScheduleTail, StragglersTileIsReissuedToAnIdleWorkerAndCountsOnce) {
   EXPECT_EQ(s.reissued(1), 2u);
   s.close_frame(1);
   EXPECT_EQ(out.cancels, (std::vector<std::pair<int, uint64_t>>{{0, 1}}));
+}
+
+// A worker that has said nothing for a second (a phone that froze: no tiles, no heartbeats) delivers
+// nothing soon, whatever its speed says: an idle worker gets copies of everything it holds, so the
+// frame waits about a second instead of the 5 s until the silent one is dropped.
+TEST(ScheduleTail, ASilentWorkersTilesAreAllCopied) {
+  Recorder out;
+  master::TileScheduler s(dynamic(4), out);
+  s.add_worker(0);
+  s.add_worker(1);
+  for (uint32_t t = 0; t < 8; ++t) s.record_cost(0, t, 10.0);
+  s.set_round_trip_ms(2.0);
+  s.open_frame(1, 8);
+  const Given silent = out.given[0];
+  ASSERT_EQ(silent.size(), 4u);
+  const auto now = std::chrono::steady_clock::now();
+  s.heard_from(0, now - 2 * master::TileScheduler::kSilentAfter);
+  s.heard_from(1, now);
+  s.hold();
+  for (const auto& [f, t] : Given(out.given[1])) s.tile_done(1, f, t);
+  s.release();
+  ASSERT_EQ(out.given[1].size(), 8u);
+  for (const auto& tile : silent) EXPECT_TRUE(s.was_reissued(1, tile.second)) << tile.second;
+  for (const auto& [f, t] : Given(out.given[1].begin() + 4, out.given[1].end()))
+    EXPECT_EQ(s.tile_done(1, f, t), master::TileScheduler::Receipt::accepted);
+  // once it speaks again it is a worker like any other
+  s.heard_from(0, std::chrono::steady_clock::now());
 }
 
 TEST(ScheduleTail, NoCopiesWithoutCostsWhenTheLinkIsTooSlowOrWhenOff) {

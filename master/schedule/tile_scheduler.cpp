@@ -22,6 +22,7 @@ void TileScheduler::add_worker(int worker) {
   auto& w = workers_[worker];
   w.ready = true;
   w.outstanding = 0;
+  w.heard = {};  // (re)joined: not silent until it has spoken and stopped
   place_pending();
 }
 
@@ -195,6 +196,46 @@ void TileScheduler::record_cost(int worker, uint32_t tile, double ms) {
 // tiles whose holders would return them last, as long as (by the predicted times) the copy would be
 // back sooner: its new holder's queue, the round trip and its render time against the old holder's
 // queue up to and including the tile.
+void TileScheduler::heard_from(int worker, std::chrono::steady_clock::time_point when) {
+  const auto it = workers_.find(worker);
+  if (it != workers_.end()) it->second.heard = when;
+}
+
+bool TileScheduler::is_silent(int worker, std::chrono::steady_clock::time_point now) const {
+  const auto it = workers_.find(worker);
+  if (it == workers_.end()) return false;
+  const auto heard = it->second.heard;
+  return heard != std::chrono::steady_clock::time_point{} && now - heard > kSilentAfter;
+}
+
+// Either schedule: every tile a silent worker holds (none copied yet) gets a copy on the ready worker
+// holding fewest, slots or not; the first copy back counts, as with the tail's copies. Path tracing
+// keeps its tiles where their samples are (tile affinity), as the tail does.
+void TileScheduler::rescue_silent(Batch& batch) {
+  if (policy_.tile_affinity) return;
+  const auto now = std::chrono::steady_clock::now();
+  bool any = false;
+  for (const auto& [index, w] : workers_) any |= w.ready && is_silent(index, now);
+  if (!any) return;
+  for (auto& [id, frame] : frames_)
+    for (uint32_t t = 0; t < frame.count; ++t) {
+      const int holder = frame.holder[t];
+      if (frame.done[t] || holder < 0 || frame.copy[t] >= 0 || frame.copied[t] || !is_silent(holder, now)) continue;
+      int thief = -1;
+      for (const auto& [index, w] : workers_)
+        if (w.ready && index != holder && !is_silent(index, now) && !frame.excluded.contains(index) &&
+            (thief < 0 || w.outstanding < workers_[thief].outstanding))
+          thief = index;
+      if (thief < 0) return;  // nobody to take them
+      frame.copy[t] = thief;
+      frame.copy_order[t] = ++sequence_;
+      frame.copied[t] = 1;
+      frame.reissued++;
+      workers_[thief].outstanding++;
+      batch[{thief, id}].push_back(t);
+    }
+}
+
 void TileScheduler::reissue_tail(Batch& batch) {
   // Pathtrace (tile affinity) accumulates a tile's samples on its worker: a copy elsewhere would not have them.
   if (!policy_.reissue || policy_.tile_affinity || costs_known_ == 0) return;
@@ -215,6 +256,9 @@ void TileScheduler::reissue_tail(Batch& batch) {
       if (queue.contains(frame.holder[t])) queue[frame.holder[t]].push_back({frame.order[t], cost(t) * slowness(frame.holder[t])});
       if (queue.contains(frame.copy[t])) queue[frame.copy[t]].push_back({frame.copy_order[t], cost(t) * slowness(frame.copy[t])});
     }
+  const auto now = std::chrono::steady_clock::now();
+  const auto silent = [&](int worker) { return is_silent(worker, now); };
+  constexpr double kNever = 1e300;
   std::map<int, double> left;  // predicted time until a worker has rendered all it holds
   for (auto& [index, held] : queue) {
     std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.order < b.order; });
@@ -235,7 +279,8 @@ void TileScheduler::reissue_tail(Batch& batch) {
       if (frame.done[t] || frame.copy[t] >= 0 || frame.copied[t] || !queue.contains(frame.holder[t])) continue;
       const auto& held = queue[frame.holder[t]];
       const auto at = std::lower_bound(held.begin(), held.end(), frame.order[t], [](const Held& h, uint64_t o) { return h.order < o; });
-      if (at != held.end()) candidates.push_back({at->ms, id, t, frame.holder[t]});
+      // a silent holder delivers nothing soon, whatever its speed says
+      if (at != held.end()) candidates.push_back({silent(frame.holder[t]) ? kNever : at->ms, id, t, frame.holder[t]});
     }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.ready_ms > b.ready_ms; });
   for (const Candidate& c : candidates) {
@@ -361,6 +406,9 @@ bool TileScheduler::was_reissued(uint64_t id, uint32_t tile) const {
 void TileScheduler::release() {
   held_ = false;
   if (policy_.schedule == Schedule::dynamic) place_pending();
+  Batch batch;
+  rescue_silent(batch);  // after every burst of events: heartbeats come from the others twice a second
+  send(batch);
 }
 
 void TileScheduler::set_inflight(unsigned inflight) {

@@ -14,6 +14,7 @@
 //           sooner; the first copy back counts, the other is discarded.
 // A worker that is lost gives its outstanding tiles back: they go to the others at once, or wait
 // for a worker to (re)join when none is left.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -86,6 +87,12 @@ class TileScheduler {
   // The link's round trip (request out and result back, less the time on the worker), for the
   // tail's copies: a copy pays it before it can be back.
   void set_round_trip_ms(double ms) { round_trip_ms_ = ms; }
+  // A message came from the worker (heartbeats every 0.5 s). A worker not heard from for kSilentAfter
+  // is taken to be stalled: the others get copies of every tile it holds (either schedule; not with
+  // tile affinity), so a phone that froze costs the frame about a second, not the 5 s until its
+  // connection is dropped.
+  static constexpr std::chrono::milliseconds kSilentAfter{1000};
+  void heard_from(int worker, std::chrono::steady_clock::time_point when = std::chrono::steady_clock::now());
   // Forgets the frame; workers still holding its tiles are told to drop them.
   void close_frame(uint64_t frame);
 
@@ -110,6 +117,7 @@ class TileScheduler {
     bool ready = false;
     uint32_t outstanding = 0;
     double speed = 0;
+    std::chrono::steady_clock::time_point heard{};  // none yet: not taken as silent
   };
   struct Frame {
     uint32_t count = 0;
@@ -134,6 +142,8 @@ class TileScheduler {
   bool can_render(const Frame& frame, int worker) const;                  // ready and not excluded
   std::deque<uint32_t>::iterator pick(std::deque<uint32_t>& pending, int worker);  // dynamic: the tile it takes
   void reissue_tail(Batch& batch);  // dynamic: copies of held tiles at the frames' end
+  void rescue_silent(Batch& batch);  // copies of the tiles silent workers hold
+  bool is_silent(int worker, std::chrono::steady_clock::time_point now) const;
   double cost(uint32_t tile) const;  // predicted render ms on a worker of average speed (0: none known)
   double slowness(int worker) const;  // its render time over an average worker's (1 unknown)
 

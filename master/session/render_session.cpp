@@ -362,6 +362,7 @@ void RenderSession::handle(LinkEvent& event) {
     case LinkEvent::Kind::message: break;
   }
   if (!w.ready) return;
+  scheduler_.heard_from(index);
   wire::Envelope& m = event.message;
   switch (m.body_case()) {
     case wire::Envelope::kHeartbeat:
