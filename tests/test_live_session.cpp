@@ -142,12 +142,15 @@ struct LiveMaster {
   std::optional<Process> master;
   uint16_t port = 0;
 
-  explicit LiveMaster(std::vector<std::string> extra = {}, std::vector<std::string> worker_extra = {"--device", "host", "--threads", "1"}) {
+  // freeze_b: worker b is stopped (SIGSTOP) before the master starts: it accepts connections, says nothing
+  explicit LiveMaster(std::vector<std::string> extra = {}, std::vector<std::string> worker_extra = {"--device", "host", "--threads", "1"},
+                      bool freeze_b = false) {
     testing::write_secret(secret, testing::kClusterSecret);
     std::filesystem::create_directories(scenes);
     std::filesystem::copy_file(testing::cornell_tpk(), scenes / "cornell.tpk");
     a.emplace(dir.path(), "a", scenes, secret, worker_extra);
     b.emplace(dir.path(), "b", scenes, secret, worker_extra);
+    if (freeze_b) b->process().signal(SIGSTOP);
     std::vector<std::string> args{testing::master_binary().string(), "--workers", a->address() + "," + b->address(), "--scene",
                                   testing::cornell_tpk().string(), "--secret-file", secret.string(), "--no-status", "--size", "64x48",
                                   "--tile", "32", "--serve", "127.0.0.1:0", "--token", kToken, "--reconnect-interval", "0.5"};
@@ -465,6 +468,20 @@ TEST(LiveSession, XrEyesHeldStillConvergeToTheJitteredRender) {
   const double psnr = psnr_rgb(live, reference);
   EXPECT_GT(psnr, 32.0);
   EXPECT_GT(psnr, psnr_rgb(live, centres));
+}
+
+// A listed worker that never answers (frozen, or an address that is no worker) holds a live session's
+// start for a few seconds, not the whole --startup-timeout: someone is looking at the page. It joins
+// when it answers.
+TEST(LiveSession, AWorkerThatNeverAnswersDelaysTheStartBySecondsNotTheStartupTimeout) {
+  const auto started = std::chrono::steady_clock::now();
+  LiveMaster m({}, {"--device", "host", "--threads", "1"}, true);
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 1, 30s)) << m.log();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 15s) << m.log();
+  m.b->process().signal(SIGCONT);
 }
 
 // A worker that freezes (SIGSTOP: no tiles, no heartbeats, its connection still open) holds no frame

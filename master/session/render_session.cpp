@@ -147,15 +147,21 @@ RunSummary RenderSession::run() {
 }
 
 void RenderSession::wait_for_workers() {
-  const auto deadline = Clock::now() + options_.startup_timeout;
+  auto deadline = Clock::now() + options_.startup_timeout;
   std::vector<bool> settled(workers_.size(), false);
   while (Clock::now() < deadline && std::count(settled.begin(), settled.end(), false) > 0) {
+    // A live session starts once one worker is ready and the others had a few seconds more: someone
+    // is looking at the page, and a late worker (a scene to load, an address that never answers)
+    // joins when it is ready, as a rejoining one does. Runs that measure wait for all of them.
+    if (observer_ && scheduler_.ready_workers() > 0)
+      deadline = std::min(deadline, first_ready_ + kLiveStartGrace);
     if (stop_requested_) throw Error("interrupted while connecting to the workers");
     // short waits: Ctrl-C (an atomic the signal handler sets, nothing that could wake us) is seen at once
     auto event = cluster_.next_event(std::min(deadline, Clock::now() + std::chrono::milliseconds(200)));
     if (!event) continue;  // timed out, or woken early (a live pose arrived): keep waiting until the deadline
     const int w = event->worker;
     if (event->kind == LinkEvent::Kind::ready || event->kind == LinkEvent::Kind::failed) settled[size_t(w)] = true;
+    if (event->kind == LinkEvent::Kind::ready && scheduler_.ready_workers() == 0) first_ready_ = Clock::now();
     handle(*event);
   }
   if (stop_requested_) throw Error("interrupted while connecting to the workers");

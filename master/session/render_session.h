@@ -116,6 +116,8 @@ class RenderSession final : private ScheduleOutput {
   uint64_t late_tiles_ = 0;
   std::unique_ptr<ProgressBar> status_;
   SessionObserver* observer_ = nullptr;
+  static constexpr std::chrono::seconds kLiveStartGrace{6};  // past the 5 s handshake limit
+  Clock::time_point first_ready_{};
   uint64_t superseded_ = 0;  // frames cancelled for a newer pose (refinements) or new settings
   double round_trip_ms_ = 0;  // a tile's trip besides rendering, all workers (moving average)
 };
