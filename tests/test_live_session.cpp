@@ -488,20 +488,23 @@ TEST(LiveSession, AWorkerThatNeverAnswersDelaysTheStartBySecondsNotTheStartupTim
 // for the 5 s until it would be dropped: after a second of silence the other worker renders copies of
 // its tiles, and frames keep following the poses.
 TEST(LiveSession, FrozenWorkerHoldsFramesForASecondNotUntilItIsDropped) {
-  LiveMaster m;
-  ASSERT_NE(m.port, 0) << m.log();
-  LiveClient d = driver(m);
-  d.send_text(pose_message(1, {278, 273, -800}).dump());
-  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
-  m.b->process().signal(SIGSTOP);
-  const auto frozen = std::chrono::steady_clock::now();
-  for (uint64_t id = 2; id < 5; ++id) {
-    d.send_text(pose_message(id, {278.0f + float(id) * 10, 273, -800}).dump());
-    ASSERT_TRUE(frame_of_pose(d, id, 10s)) << "no frame for pose " << id << "\n" << m.log();
+  for (const char* mode : {"raytrace", "pathtrace"}) {  // path-traced tiles restart their samples where they go
+    SCOPED_TRACE(mode);
+    LiveMaster m({"--mode", mode});
+    ASSERT_NE(m.port, 0) << m.log();
+    LiveClient d = driver(m);
+    d.send_text(pose_message(1, {278, 273, -800}).dump());
+    ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+    m.b->process().signal(SIGSTOP);
+    const auto frozen = std::chrono::steady_clock::now();
+    for (uint64_t id = 2; id < 5; ++id) {
+      d.send_text(pose_message(id, {278.0f + float(id) * 10, 273, -800}).dump());
+      ASSERT_TRUE(frame_of_pose(d, id, 10s)) << "no frame for pose " << id << "\n" << m.log();
+    }
+    const auto took = std::chrono::steady_clock::now() - frozen;
+    m.b->process().signal(SIGCONT);
+    EXPECT_LT(took, 3500ms) << "the frames waited for the frozen worker";
   }
-  const auto took = std::chrono::steady_clock::now() - frozen;
-  m.b->process().signal(SIGCONT);
-  EXPECT_LT(took, 3500ms) << "the frames waited for the frozen worker";
 }
 
 TEST(LiveSession, WorkerKilledMidSessionFramesKeepComing) {

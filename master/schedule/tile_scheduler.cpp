@@ -209,10 +209,10 @@ bool TileScheduler::is_silent(int worker, std::chrono::steady_clock::time_point 
 }
 
 // Either schedule: every tile a silent worker holds (none copied yet) gets a copy on the ready worker
-// holding fewest, slots or not; the first copy back counts, as with the tail's copies. Path tracing
-// keeps its tiles where their samples are (tile affinity), as the tail does.
+// holding fewest, slots or not; the first copy back counts, as with the tail's copies. Path-traced
+// tiles too: the copy starts the tile's samples afresh where it goes, fewer samples for a while
+// rather than a frozen view.
 void TileScheduler::rescue_silent(Batch& batch) {
-  if (policy_.tile_affinity) return;
   const auto now = std::chrono::steady_clock::now();
   bool any = false;
   for (const auto& [index, w] : workers_) any |= w.ready && is_silent(index, now);

@@ -88,8 +88,8 @@ class TileScheduler {
   // tail's copies: a copy pays it before it can be back.
   void set_round_trip_ms(double ms) { round_trip_ms_ = ms; }
   // A message came from the worker (heartbeats every 0.5 s). A worker not heard from for kSilentAfter
-  // is taken to be stalled: the others get copies of every tile it holds (either schedule; not with
-  // tile affinity), so a phone that froze costs the frame about a second, not the 5 s until its
+  // is taken to be stalled: the others get copies of every tile it holds (either schedule, tile
+  // affinity or not), so a phone that froze costs the frame about a second, not the 5 s until its
   // connection is dropped.
   static constexpr std::chrono::milliseconds kSilentAfter{1000};
   void heard_from(int worker, std::chrono::steady_clock::time_point when = std::chrono::steady_clock::now());
