@@ -35,6 +35,15 @@ master::SchedulerPolicy dynamic(unsigned inflight) {
   return p;
 }
 
+// Two workers with four slots each, costs known (10 ms a tile), frame 1 of 8 tiles dealt 4 and 4.
+void open_two_worker_frame(master::TileScheduler& s) {
+  s.add_worker(0);
+  s.add_worker(1);
+  for (uint32_t t = 0; t < 8; ++t) s.record_cost(0, t, 10.0);
+  s.set_round_trip_ms(2.0);
+  s.open_frame(1, 8);
+}
+
 TEST(ScheduleTail, CostliestTilesGoFirstOnceTheirCostsAreKnown) {
   for (const bool by_cost : {true, false}) {
     SCOPED_TRACE(by_cost ? "cost order" : "row order");
@@ -66,11 +75,7 @@ TEST(ScheduleTail, CostliestTilesGoFirstOnceTheirCostsAreKnown) {
 TEST(ScheduleTail, StragglersTileIsReissuedToAnIdleWorkerAndCountsOnce) {
   Recorder out;
   master::TileScheduler s(dynamic(4), out);
-  s.add_worker(0);
-  s.add_worker(1);
-  for (uint32_t t = 0; t < 8; ++t) s.record_cost(0, t, 10.0);
-  s.set_round_trip_ms(2.0);
-  s.open_frame(1, 8);
+  open_two_worker_frame(s);
   ASSERT_EQ(out.given[0].size(), 4u);
   ASSERT_EQ(out.given[1].size(), 4u);
   const Given straggler = out.given[0];
@@ -107,11 +112,7 @@ TEST(ScheduleTail, StragglersTileIsReissuedToAnIdleWorkerAndCountsOnce) {
 TEST(ScheduleTail, ASilentWorkersTilesAreAllCopied) {
   Recorder out;
   master::TileScheduler s(dynamic(4), out);
-  s.add_worker(0);
-  s.add_worker(1);
-  for (uint32_t t = 0; t < 8; ++t) s.record_cost(0, t, 10.0);
-  s.set_round_trip_ms(2.0);
-  s.open_frame(1, 8);
+  open_two_worker_frame(s);
   const Given silent = out.given[0];
   ASSERT_EQ(silent.size(), 4u);
   const auto now = std::chrono::steady_clock::now();
@@ -159,11 +160,7 @@ TEST(ScheduleTail, NoCopiesWithoutCostsWhenTheLinkIsTooSlowOrWhenOff) {
 TEST(ScheduleTail, LostHolderLeavesItsCopiedTilesWithTheCopysHolder) {
   Recorder out;
   master::TileScheduler s(dynamic(4), out);
-  s.add_worker(0);
-  s.add_worker(1);
-  for (uint32_t t = 0; t < 8; ++t) s.record_cost(0, t, 10.0);
-  s.set_round_trip_ms(2.0);
-  s.open_frame(1, 8);
+  open_two_worker_frame(s);
   const Given straggler = out.given[0];
   s.hold();
   for (const auto& [f, t] : Given(out.given[1])) s.tile_done(1, f, t);
