@@ -442,11 +442,7 @@ tinygltf::Model parse_model(std::span<const uint8_t> file, const std::string& na
       if (buffer.uri.empty() && buffer.data.size() > layout.bin_length)
         throw Error(name + ": a buffer of " + std::to_string(buffer.data.size()) + " bytes exceeds the glb BIN chunk of " +
                     std::to_string(layout.bin_length));
-  for (size_t start = 0; start < warn.size();) {  // what tinygltf noticed but could read
-    const size_t end = std::min(warn.find('\n', start), warn.size());
-    if (end > start) parse_warnings.add("glTF: " + warn.substr(start, end - start));
-    start = end + 1;
-  }
+  for (const std::string& line : report_lines(warn)) parse_warnings.add("glTF: " + line);  // noticed, but read
   if (model.asset.version.rfind("2.", 0) != 0)
     throw Error(name + ": glTF version '" + model.asset.version + "' (only 2.x is supported)");
   return model;

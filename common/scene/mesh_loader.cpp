@@ -10,6 +10,7 @@
 #include "common/base/file_io.h"
 #include "common/base/zstd_codec.h"
 #include "common/scene/gltf_reader.h"
+#include "common/scene/load_warnings.h"
 #include "common/scene/obj_validator.h"
 #include "common/scene/ply_reader.h"
 #include "common/scene/texture_loader.h"
@@ -189,22 +190,19 @@ TriangleMesh parse_obj(const std::string& text, const std::string& name, const s
     }
   }
   if (fallback_used) mesh.materials.push_back(default_material());
-  // What the file holds that the scene will not show, one warning line each (the packer prints them).
-  for (size_t start = 0; start < warn.size();) {
-    const size_t end = std::min(warn.find('\n', start), warn.size());
-    const std::string line = warn.substr(start, end - start);
-    if (line.find("not found in .mtl") != std::string::npos)
-      mesh.warnings.push_back(line + ": its faces get the default material");
-    start = end + 1;
-  }
+  // What the file holds that the scene will not show, each distinct line once (tinyobjloader says so
+  // at every `usemtl` of a material the MTL lacks); the packer prints them.
+  LoadWarnings warnings;
+  for (const std::string& line : report_lines(warn))
+    if (line.find("not found in .mtl") != std::string::npos) warnings.add(line + ": its faces get the default material");
   size_t lines = 0, points = 0;
   for (const auto& shape : shapes) {
     lines += shape.lines.num_line_vertices.size();
     points += shape.points.indices.size();
   }
   if (lines || points)
-    mesh.warnings.push_back(std::to_string(lines) + " line and " + std::to_string(points) +
-                            " point elements are not drawn (only faces are)");
+    warnings.add(std::to_string(lines) + " line and " + std::to_string(points) + " point elements are not drawn (only faces are)");
+  mesh.warnings = warnings.lines();
 
   // Corners that came without a normal get the area-weighted normal of their triangles.
   if (!missing_normal_vertices.empty()) {

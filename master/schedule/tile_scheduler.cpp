@@ -227,13 +227,18 @@ void TileScheduler::rescue_silent(Batch& batch) {
             (thief < 0 || w.outstanding < workers_[thief].outstanding))
           thief = index;
       if (thief < 0) return;  // nobody to take them
-      frame.copy[t] = thief;
-      frame.copy_order[t] = ++sequence_;
-      frame.copied[t] = 1;
-      frame.reissued++;
-      workers_[thief].outstanding++;
-      batch[{thief, id}].push_back(t);
+      give_copy(batch, id, t, thief);
     }
+}
+
+void TileScheduler::give_copy(Batch& batch, uint64_t id, uint32_t tile, int worker) {
+  Frame& frame = frames_.at(id);
+  frame.copy[tile] = worker;
+  frame.copy_order[tile] = ++sequence_;
+  frame.copied[tile] = 1;
+  frame.reissued++;
+  workers_[worker].outstanding++;
+  batch[{worker, id}].push_back(tile);
 }
 
 void TileScheduler::reissue_tail(Batch& batch) {
@@ -256,9 +261,6 @@ void TileScheduler::reissue_tail(Batch& batch) {
       if (queue.contains(frame.holder[t])) queue[frame.holder[t]].push_back({frame.order[t], cost(t) * slowness(frame.holder[t])});
       if (queue.contains(frame.copy[t])) queue[frame.copy[t]].push_back({frame.copy_order[t], cost(t) * slowness(frame.copy[t])});
     }
-  const auto now = std::chrono::steady_clock::now();
-  const auto silent = [&](int worker) { return is_silent(worker, now); };
-  constexpr double kNever = 1e300;
   std::map<int, double> left;  // predicted time until a worker has rendered all it holds
   for (auto& [index, held] : queue) {
     std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.order < b.order; });
@@ -279,8 +281,7 @@ void TileScheduler::reissue_tail(Batch& batch) {
       if (frame.done[t] || frame.copy[t] >= 0 || frame.copied[t] || !queue.contains(frame.holder[t])) continue;
       const auto& held = queue[frame.holder[t]];
       const auto at = std::lower_bound(held.begin(), held.end(), frame.order[t], [](const Held& h, uint64_t o) { return h.order < o; });
-      // a silent holder delivers nothing soon, whatever its speed says
-      if (at != held.end()) candidates.push_back({silent(frame.holder[t]) ? kNever : at->ms, id, t, frame.holder[t]});
+      if (at != held.end()) candidates.push_back({at->ms, id, t, frame.holder[t]});
     }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.ready_ms > b.ready_ms; });
   for (const Candidate& c : candidates) {
@@ -293,12 +294,7 @@ void TileScheduler::reissue_tail(Batch& batch) {
     if (thief < 0) continue;
     const double back_ms = left[thief] + round_trip_ms_ + cost(c.tile) * slowness(thief);
     if (back_ms >= c.ready_ms) break;  // later candidates are due sooner still
-    frame.copy[c.tile] = thief;
-    frame.copy_order[c.tile] = ++sequence_;
-    frame.copied[c.tile] = 1;
-    frame.reissued++;
-    workers_[thief].outstanding++;
-    batch[{thief, c.frame}].push_back(c.tile);
+    give_copy(batch, c.frame, c.tile, thief);
     left[thief] = back_ms - round_trip_ms_;
   }
 }

@@ -143,6 +143,7 @@ class TileScheduler {
   std::deque<uint32_t>::iterator pick(std::deque<uint32_t>& pending, int worker);  // dynamic: the tile it takes
   void reissue_tail(Batch& batch);  // dynamic: copies of held tiles at the frames' end
   void rescue_silent(Batch& batch);  // copies of the tiles silent workers hold
+  void give_copy(Batch& batch, uint64_t frame, uint32_t tile, int worker);  // a second copy of a held tile
   bool is_silent(int worker, std::chrono::steady_clock::time_point now) const;
   double cost(uint32_t tile) const;  // predicted render ms on a worker of average speed (0: none known)
   double slowness(int worker) const;  // its render time over an average worker's (1 unknown)

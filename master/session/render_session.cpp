@@ -73,14 +73,7 @@ void RenderSession::apply_pending_options() {
 // worth nothing now, so they are cancelled and the new pose's frame starts at once.
 void RenderSession::supersede_refinements() {
   if (open_.empty() || !poses_.newer_pose_waiting()) return;
-  std::vector<uint64_t> stale;
-  for (const auto& [id, frame] : open_)
-    if (frame.pose.refinement > 0) stale.push_back(id);
-  for (uint64_t id : stale) {
-    scheduler_.close_frame(id);  // the workers holding its tiles drop them
-    open_.erase(id);
-    ++superseded_;
-  }
+  supersede([](const OpenFrame& frame) { return frame.pose.refinement > 0; });
 }
 
 // New settings wait for the frames in flight, which render with the old ones and are worth nothing
@@ -88,11 +81,17 @@ void RenderSession::supersede_refinements() {
 // instead of after the slowest of them.
 void RenderSession::supersede_for_settings() {
   if (open_.empty() || !observer_ || !observer_->options_pending()) return;
-  std::vector<uint64_t> stale;
-  for (const auto& [id, frame] : open_) stale.push_back(id);
-  for (uint64_t id : stale) {
-    scheduler_.close_frame(id);
-    open_.erase(id);
+  supersede([](const OpenFrame&) { return true; });
+}
+
+void RenderSession::supersede(const std::function<bool(const OpenFrame&)>& stale) {
+  for (auto it = open_.begin(); it != open_.end();) {
+    if (!stale(it->second)) {
+      ++it;
+      continue;
+    }
+    scheduler_.close_frame(it->first);  // the workers holding its tiles drop them
+    it = open_.erase(it);
     ++superseded_;
   }
 }

@@ -5,6 +5,7 @@
 // dropped, lost workers' tiles go to the others, a frame that cannot be completed is reported
 // and skipped (never written), and with no worker left the run ends with an Error.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,6 +80,7 @@ class RenderSession final : private ScheduleOutput {
   void apply_pending_options();
   void supersede_refinements();
   void supersede_for_settings();
+  void supersede(const std::function<bool(const OpenFrame&)>& stale);  // closes the open frames it picks
   bool open_next_frame();
   std::set<int> lacking_features(const wire::FrameRequest& request);  // workers that cannot render it
   void handle(LinkEvent& event);
