@@ -16,6 +16,8 @@ inline constexpr const char* kVctMode = "vct";
 // FrameRequest fields a worker lists in WorkerInfo.features when it honours them.
 inline constexpr const char* kEyeViewsFeature = "eye_views";
 inline constexpr const char* kAaSampleFeature = "aa_sample";
+inline constexpr const char* kAuxOutputsFeature = "aux_outputs";  // FrameRequest.aux, TileResult.depth
+inline constexpr const char* kSunOverrideFeature = "sun_override";  // FrameRequest.sun
 
 // "frame_request", "tile_batch", ... for logs and errors; "empty" when no body is set.
 std::string body_name(const wire::Envelope& message);
