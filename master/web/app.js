@@ -3,15 +3,19 @@
 import { TimeChart } from './charts.js';
 import { Dashboard } from './dashboard.js';
 import { FlyCamera } from './fly_camera.js';
-import { LiveConnection, socketUrl } from './protocol.js';
+import { LiveConnection, inflate, socketUrl } from './protocol.js';
+import { Reprojector, carryEye, withoutGuardBand } from './reproject.js';
 import { XrDriver, offeredModes } from './xr.js';
 
 const $ = (id) => document.getElementById(id);
 const POSE_TIMES_KEPT = 1024;
+const STALLED_MS = 500;            // a pose without its frame for longer than this: the cluster stalls
+const params = new URLSearchParams(window.location.search);
 
 const view = $('view');
 const frameCanvas = $('frame-canvas');
 const overlayCanvas = $('overlay-canvas');
+const reprojectedCanvas = $('reprojected-canvas');
 const camera = new FlyCamera();
 const poseTimes = new Map();       // pose id -> page time it was sampled (ms)
 const drawTimes = [];              // page times of the frames drawn in the last second
@@ -24,6 +28,13 @@ let lastFrame = null;              // header and size of the frame on screen, fo
 let gaze = null;                   // cursor position over the image, [0,1]^2 of one eye
 let lastMeasuredPose = 0;          // pose whose first frame gave the latest latency figure
 let cameraScene = null;            // the scene the fly camera was placed in (kept across reconnects)
+let flatFrame = null;              // the frame the flat view reprojects: { header, views, viewer, eyes, width, height }
+let lastPoseSent = { id: 0, t: 0 };
+let newestFramePose = 0;           // pose id of the newest frame received
+let arBackground = false;          // this page asked for a transparent background for AR
+const reprojectBox = $('reproject');
+reprojectBox.checked = params.get('reproject') !== '0';
+const flatReprojector = makeFlatReprojector();
 
 const latencyChart = new TimeChart($('latency-chart'),
   [{ name: 'page', color: '#4fc3f7' }, { name: 'master median', color: '#ffb74d' }], ' ms');
@@ -35,18 +46,46 @@ const dashboard = new Dashboard((settings) => {
 });
 
 const xr = new XrDriver({
-  onPose: ({ position, orientation, views, gaze: xrGaze }) => sendPose(position, orientation, { views, gaze: xrGaze }),
+  onPose: ({ position, orientation, views, gaze: xrGaze }) => {
+    const id = sendPose(position, orientation, { views, gaze: xrGaze });
+    if (id) xr.posed(id, views);
+  },
+  onEyeSize: (size) => {
+    // The layer's own per-eye resolution (times the quality factor): the images need no scaling.
+    const current = session?.size;
+    if (current && current[0] === size[0] && current[1] === size[1]) return;
+    if (connection.sendSettings({ size })) dashboard.addEvent(`eye images ${size[0]}x${size[1]} for the headset`, 'local');
+  },
+  onPlace: (floor) => {
+    if (connection.sendPlace(floor)) dashboard.addEvent(`placed the scene's floor (${floor.map((v) => v.toFixed(2)).join(', ')}) on a real surface`, 'local');
+  },
+  onLight: (direction, irradiance) => connection.sendLight(direction, irradiance),
+  panelLines: (t) => panelLines(t),
+  onScale: (factor) => {
+    $('ar-scale').value = String(factor);
+    $('ar-scale-value').textContent = `${factor.toFixed(2)}x`;
+  },
   onEnd: () => {
     dashboard.addEvent('left immersive mode', 'local');
+    if (arBackground) {
+      arBackground = false;
+      connection.sendSettings({ background: 'opaque' });
+      connection.sendLight();
+    }
+    $('latency-label').textContent = 'pose → photon';
+    $('ar-controls').hidden = true;
+    reprojectedCanvas.hidden = !reprojectBox.checked;
     needPose = true;
   },
 });
+xr.reproject = reprojectBox.checked;
 
 const connection = new LiveConnection(socketUrl(window.location),
   matchMedia('(pointer: coarse)').matches ? 'phone' : 'desktop', {
     onOpen: () => {
       newestDecoded = 0;  // a restarted master counts frames from the start again
       setBadge('connection', 'connected', 'ok');
+      dashboard.showQrCode(params.get('token') || '');
       dashboard.addEvent('connected', 'local');
     },
     onClose: (code, reason) => {
@@ -58,7 +97,8 @@ const connection = new LiveConnection(socketUrl(window.location),
     onFrame: onFrame,
     onError: (error) => dashboard.addEvent(`bad message from the master: ${error.message}`, 'error'),
   });
-if (new URLSearchParams(window.location.search).get('watch') !== null) connection.want = 'watch';
+if (params.get('watch') !== null) connection.want = 'watch';
+connection.wantsDepth = reprojectBox.checked;  // the depth makes reprojection right for near things too
 
 function setBadge(id, text, kind) {
   const badge = $(id);
@@ -74,11 +114,16 @@ function onMessage(message) {
   switch (message.type) {
     case 'session': onSession(message); break;
     case 'status':
+      lastStatus = message;
       dashboard.showStatus(message);
       latencyChart.add(1, performance.now(), message.latency_ms?.median);
       fpsChart.add(1, performance.now(), message.fps);
       break;
-    case 'event': dashboard.addEvent(message.text); break;
+    case 'event':
+      dashboard.addEvent(message.text);
+      recentEvents.unshift(message.text);
+      recentEvents.length = Math.min(recentEvents.length, 2);
+      break;
     default: break;  // newer masters may add messages; this page ignores them
   }
 }
@@ -96,36 +141,52 @@ function onSession(message) {
     dashboard.addEvent(message.role === 'drive' ? 'this page drives' : 'this page watches', 'local');
     if (message.role === 'drive') {
       needPose = true;
-      xr.lastKey = '';  // an immersive session resends its pose too
+      xr.resend();  // an immersive session resends its pose too
     }
   }
   $('take-control').hidden = message.role === 'drive';
+  xr.floorPoint = floorPoint(message);
   dashboard.showSession(message);
 }
 
+// The scene point that AR tap-to-place stands on the real surface: the middle of the scene's floor
+// (the shadow catcher's height when the scene has one, else the bottom of its bounds).
+function floorPoint(message) {
+  const bounds = message.scene?.bounds;
+  if (!bounds) return null;
+  const y = Number.isFinite(message.shadow_catcher) ? message.shadow_catcher : bounds[0][1];
+  return [(bounds[0][0] + bounds[1][0]) / 2, y, (bounds[0][2] + bounds[1][2]) / 2];
+}
+
+// Returns the pose's id, 0 when it was not sent.
 function sendPose(position, orientation, extra) {
-  if (!driving()) return;
+  if (!driving()) return 0;
   const t = performance.now();
   const body = { ...extra };
   if (!body.gaze) delete body.gaze;
   const id = connection.sendPose(t, position, orientation, body);
-  if (id === 0) return;
+  if (id === 0) return 0;
   poseTimes.set(id, t);
   if (poseTimes.size > POSE_TIMES_KEPT) poseTimes.delete(poseTimes.keys().next().value);
+  lastPoseSent = { id, t };
   $('hud-pose').textContent = String(id);
+  return id;
 }
 
-// A frame's bands decode in parallel (one createImageBitmap each) and are drawn at their rows.
-async function onFrame(header, bands, received) {
-  let bitmaps;
+// A frame's bands decode in parallel (one createImageBitmap each) and are drawn at their rows; its depth
+// and alpha sections inflate beside them.
+async function onFrame(header, bands, received, sections) {
+  newestFramePose = Math.max(newestFramePose, header.pose_id);
+  let bitmaps, depth, alpha;
   try {
-    bitmaps = await Promise.all(bands.map((band) => createImageBitmap(band.jpeg)));
+    [bitmaps, depth, alpha] = await Promise.all([Promise.all(bands.map((band) => createImageBitmap(band.jpeg))),
+      sections.depth ? inflate(sections.depth) : null, sections.alpha ? inflate(sections.alpha) : null]);
   } catch (error) {
     dashboard.addEvent(`frame ${header.frame}: undecodable image (${error.message})`, 'error');
     return;
   }
   const decoded = performance.now();
-  const frame = { header, received, decoded, width: bitmaps[0].width, height: header.height,
+  const frame = { header, received, decoded, width: bitmaps[0].width, height: header.height, depth, alpha,
     bands: bands.map((band, i) => ({ y: band.y, bitmap: bitmaps[i] })) };
   if (header.frame < newestDecoded) {  // a later frame decoded first
     closeBands(frame);
@@ -140,7 +201,7 @@ async function onFrame(header, bands, received) {
   if (xr.active) {
     // The layer's frame is the one that counts as displayed; the page's canvas mirrors it.
     const mirror = await Promise.all(frame.bands.map(async (band) => ({ y: band.y, bitmap: await createImageBitmap(band.bitmap) })));
-    xr.showFrame(frame, header.eyes || 1, (t) => frameShown(frame, t));
+    xr.showFrame(frame, (t) => frameShown(frame, t));
     replacePending({ ...frame, bands: mirror, mirror: true });
     return;
   }
@@ -166,9 +227,71 @@ function drawPending() {
   }
   const context = frameCanvas.getContext('2d');
   for (const band of frame.bands) context.drawImage(band.bitmap, 0, band.y);
+  uploadFlat(frame);
   closeBands(frame);
   if (!frame.mirror) frameShown(frame, performance.now());
 }
+
+// ---- the flat view's reprojection: a WebGL canvas over the frame canvas shows the newest frame as the
+// fly camera sees it now ----
+
+function makeFlatReprojector() {
+  const gl = reprojectedCanvas.getContext('webgl', { alpha: false, preserveDrawingBuffer: true, antialias: false });
+  if (!gl) {
+    reprojectBox.checked = false;
+    reprojectBox.disabled = true;
+    reprojectedCanvas.hidden = true;
+    return null;
+  }
+  return new Reprojector(gl);
+}
+
+// The eyes a frame was rendered from: the header's `views` where the master names them, else the eye
+// the page asked for (the driver's pose, the scene camera's vertical field of view).
+function sourceViews(header, width) {
+  if (Array.isArray(header.views) && header.views.length) return header.views;
+  const position = header.position ?? camera.position;
+  const orientation = header.orientation ?? camera.orientation;
+  const top = Math.tan(camera.fovRadians / 2);
+  const right = (top * width) / header.height;
+  return Array.from({ length: header.eyes || 1 }, () => ({ position, orientation, frustum: [-right, right, -top, top] }));
+}
+
+function uploadFlat(frame) {
+  if (!flatReprojector) return;
+  const header = frame.header;
+  const eyes = header.eyes || 1;
+  const width = header.width || frame.width / eyes;
+  const views = sourceViews(header, width);
+  flatReprojector.upload({ eyes, width, height: frame.height, bands: frame.bands, views, depth: frame.depth,
+    near: header.depth?.near, alpha: null });
+  const viewer = { position: header.position ?? [...camera.position], orientation: header.orientation ?? [...camera.orientation] };
+  // The eyes as the page asked for them: the guard band is there for reprojection, not for showing.
+  const shown = views.map((view) => withoutGuardBand(view.frustum, header.guard_band));
+  const shownWidth = Math.round(width * (shown[0][1] - shown[0][0]) / (views[0].frustum[1] - views[0].frustum[0]));
+  const shownHeight = Math.round(frame.height * (shown[0][3] - shown[0][2]) / (views[0].frustum[3] - views[0].frustum[2]));
+  flatFrame = { header, views, viewer, shown, eyes, width: shownWidth, height: shownHeight };
+}
+
+function drawFlat() {
+  if (!flatReprojector || !flatFrame || xr.active || reprojectedCanvas.hidden) return;
+  const { views, viewer, shown, eyes, width, height } = flatFrame;
+  if (reprojectedCanvas.width !== eyes * width || reprojectedCanvas.height !== height) {
+    reprojectedCanvas.width = eyes * width;
+    reprojectedCanvas.height = height;
+  }
+  const now = { position: camera.position, orientation: camera.orientation };
+  for (let eye = 0; eye < eyes; ++eye) {
+    const current = { ...carryEye(views[eye], viewer, now), frustum: shown[eye] };
+    flatReprojector.drawEye(eye, current, [eye * width, 0, width, height]);
+  }
+}
+
+reprojectBox.addEventListener('change', () => {
+  xr.reproject = reprojectBox.checked;
+  reprojectedCanvas.hidden = !reprojectBox.checked || xr.active;
+});
+reprojectedCanvas.hidden = !reprojectBox.checked;
 
 // Bookkeeping once a frame is on screen: `displayed` to the master, the HUD, charts and overlay.
 function frameShown({ header, width, height, received, decoded }, t) {
@@ -312,10 +435,48 @@ async function enterXr(mode) {
   try {
     await xr.start(mode, { position: camera.position, orientation: camera.orientation },
       session?.scene?.units_per_meter > 0 ? session.scene.units_per_meter : 1);
-    dashboard.addEvent(`entered ${mode}`, 'local');
   } catch (error) {
     dashboard.addEvent(`${mode}: ${error.message}`, 'error');
+    return;
   }
+  dashboard.addEvent(`entered ${mode}${mode === 'immersive-ar' ? ` (${xr.blendMode})` : ''}`, 'local');
+  connection.takeControl();  // the headset drives
+  reprojectedCanvas.hidden = true;
+  $('latency-label').textContent = 'pose → predicted display';
+  if (mode === 'immersive-ar') {
+    $('ar-controls').hidden = false;
+    // See-through displays show the real world where the scene has nothing; an opaque one shows it as VR.
+    if (xr.blendMode !== 'opaque') {
+      arBackground = true;
+      connection.sendSettings({ background: 'transparent' });
+    }
+  }
+}
+
+$('quality').addEventListener('change', (event) => {
+  const quality = Number(event.target.value);
+  if (quality > 0) xr.setQuality(quality);
+});
+$('ar-scale').addEventListener('input', (event) => xr.setScale(Number(event.target.value)));
+$('xr-panel').addEventListener('change', (event) => { xr.showPanel = event.target.checked; });
+
+// What the headset's panel says: the connection, latency, rates and warnings.
+let lastStatus = null;
+const recentEvents = [];
+function panelLines(now) {
+  const lines = [];
+  if (!connection.connected) {
+    lines.push({ text: 'master gone: reconnecting', kind: 'bad' });
+  } else {
+    lines.push({ text: `connected, ${session?.role === 'drive' ? 'driving' : 'watching'}`, kind: 'ok' });
+  }
+  lines.push({ text: `pose → predicted display ${$('hud-latency').textContent}`, kind: 'ok' });
+  lines.push({ text: `cluster ${Number.isFinite(lastStatus?.fps) ? lastStatus.fps.toFixed(1) : '-'} fps, shown ${$('hud-fps').textContent} fps`, kind: 'ok' });
+  if (connection.connected && lastPoseSent.id > newestFramePose && now - lastPoseSent.t > STALLED_MS) {
+    lines.push({ text: `frames stalled ${((now - lastPoseSent.t) / 1000).toFixed(1)} s`, kind: 'warn' });
+  }
+  for (const text of recentEvents) lines.push({ text, kind: 'warn' });
+  return lines;
 }
 
 offeredModes().then(({ vr, ar }) => {
@@ -342,6 +503,7 @@ function displayFrame(now) {
   } else {
     camera.lookDelta = [0, 0];  // a watcher's drags do not pile up for when it takes control
   }
+  drawFlat();
   if (now - lastChart > 250) {
     lastChart = now;
     // frames drawn in the last second, also while none come (a still view, a stalled worker)
@@ -352,6 +514,9 @@ function displayFrame(now) {
   }
   requestAnimationFrame(displayFrame);
 }
+
+// For the console and the browser tests: the parts that draw.
+window.tessera = { xr, flatReprojector, camera };
 
 connection.open();
 requestAnimationFrame(displayFrame);

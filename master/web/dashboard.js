@@ -18,6 +18,7 @@ export class Dashboard {
     this.events = document.getElementById('events');
     this.legend = document.getElementById('legend');
     this.masterStatus = document.getElementById('master-status');
+    this.pageLink = document.getElementById('page-link');
     this.workerNames = [];
     this.form.addEventListener('submit', (event) => event.preventDefault());
     this.form.addEventListener('change', (event) => {
@@ -91,6 +92,27 @@ export class Dashboard {
       `pose→photon median ${formatNumber(latency.median)} ms, p95 ${formatNumber(latency.p95)} ms; ` +
       `driving page (medians): send→receive ${formatNumber(page.network)} ms, decode ${formatNumber(page.decode)} ms, ` +
       `draw ${formatNumber(page.draw)} ms`;
+    const aux = status.aux;
+    const parts = [];
+    if (Number.isFinite(status.page_mbit_s)) parts.push(`master → pages link ${formatNumber(status.page_mbit_s)} Mbit/s (all pages)`);
+    if (aux && (aux.depth_bytes > 0 || aux.alpha_bytes > 0)) {
+      parts.push(`depth ${formatBytes(aux.depth_bytes)}, alpha ${formatBytes(aux.alpha_bytes)} a frame, compressed in ${formatNumber(aux.ms)} ms`);
+    }
+    this.pageLink.textContent = parts.join('; ');
+  }
+
+  // The master's QR code of this page's address, for a headset's camera; hidden where it serves none.
+  async showQrCode(token) {
+    const figure = document.getElementById('qr');
+    try {
+      const response = await fetch(`/qr.svg?token=${encodeURIComponent(token)}`, { cache: 'no-store' });
+      if (!response.ok) throw new Error(String(response.status));
+      const svg = await response.blob();
+      document.getElementById('qr-image').src = URL.createObjectURL(svg);
+      figure.hidden = false;
+    } catch {
+      figure.hidden = true;
+    }
   }
 
   // `text` with the page's local time; `kind` styles it (event, local, error).
@@ -159,6 +181,11 @@ export class Dashboard {
   hideLegend() {
     this.legend.replaceChildren();
   }
+}
+
+function formatBytes(value) {
+  if (!Number.isFinite(value)) return '-';
+  return value >= 1e6 ? `${(value / 1e6).toFixed(2)} MB` : value >= 1e3 ? `${(value / 1e3).toFixed(1)} kB` : `${value} B`;
 }
 
 function formatNumber(value) {

@@ -2,15 +2,19 @@
 // page's access token, JSON text messages both ways, binary messages from the master holding one frame
 // (4-byte little-endian header length, JSON header, then the frame's JPEG bands one after another).
 
-// Splits a binary frame message into its header object and its bands [{ y, height, jpeg: Blob }], top
-// to bottom; throws on a malformed one. A header without `bands` (format 1) carries one JPEG.
+// Splits a binary frame message into its header object, its bands [{ y, height, jpeg: Blob }] top to
+// bottom, and the compressed depth and alpha sections that follow them (Uint8Array, or null where the
+// header names none); throws on a malformed one. A header without `bands` (format 1) carries one JPEG.
 export function parseFrameMessage(buffer) {
   if (buffer.byteLength < 4) throw new Error(`frame message of ${buffer.byteLength} bytes`);
   const headerLength = new DataView(buffer).getUint32(0, true);
   if (4 + headerLength > buffer.byteLength) throw new Error(`frame header of ${headerLength} bytes overruns the message`);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 4, headerLength)));
   if (header.type !== 'frame') throw new Error(`binary message of type ${header.type}`);
-  const table = header.bands ?? [{ y: 0, height: header.height, bytes: buffer.byteLength - 4 - headerLength }];
+  const sections = ['depth', 'alpha'].map((name) => header[name]?.bytes ?? 0);
+  if (!sections.every((bytes) => Number.isInteger(bytes) && bytes >= 0)) throw new Error('bad depth or alpha section size');
+  const auxBytes = sections[0] + sections[1];
+  const table = header.bands ?? [{ y: 0, height: header.height, bytes: buffer.byteLength - 4 - headerLength - auxBytes }];
   if (!Array.isArray(table) || table.length === 0) throw new Error('frame without bands');
   let at = 4 + headerLength, row = 0;
   const bands = table.map(({ y, height, bytes }) => {
@@ -20,8 +24,20 @@ export function parseFrameMessage(buffer) {
     row += height;
     return { y, height, jpeg };
   });
-  if (at !== buffer.byteLength || row !== header.height) throw new Error('frame bands do not add up to the frame');
-  return { header, bands };
+  if (at + auxBytes !== buffer.byteLength || row !== header.height) throw new Error('frame bands do not add up to the frame');
+  const [depth, alpha] = sections.map((bytes) => {
+    if (bytes === 0) return null;
+    const section = new Uint8Array(buffer, at, bytes);
+    at += bytes;
+    return section;
+  });
+  return { header, bands, depth, alpha };
+}
+
+// The bytes of a zlib stream (the frame's depth and alpha sections).
+export async function inflate(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
 // The socket URL for this page: same host, wss (the page is always served over HTTPS), same token.
@@ -32,14 +48,17 @@ export function socketUrl(location) {
 }
 
 // One live connection to the master. Reconnects after a drop (the master may restart); callbacks:
-//   onOpen(), onClose(code, reason), onMessage(object) for text messages, onFrame(header, bands, receivedAt)
-//   (receivedAt: performance.now() when the message came).
+//   onOpen(), onClose(code, reason), onMessage(object) for text messages,
+//   onFrame(header, bands, receivedAt, { depth, alpha }) (receivedAt: performance.now() when the message
+//   came; depth and alpha: the compressed sections or null).
+// `wantsDepth`: the page reprojects, so the master sends every frame's depth.
 export class LiveConnection {
   constructor(url, client, callbacks) {
     this.url = url;
     this.client = client;
     this.callbacks = callbacks;
     this.want = 'drive';
+    this.wantsDepth = false;
     this.socket = null;
     this.nextPoseId = 1;
     this.retryMs = 1000;
@@ -52,7 +71,7 @@ export class LiveConnection {
     this.socket = socket;
     socket.onopen = () => {
       this.retryMs = 1000;
-      this.send({ type: 'hello', want: this.want, client: this.client });
+      this.send({ type: 'hello', want: this.want, client: this.client, ...(this.wantsDepth ? { depth: true } : {}) });
       this.callbacks.onOpen?.();
     };
     socket.onmessage = (event) => this.dispatch(event.data);
@@ -87,8 +106,8 @@ export class LiveConnection {
       if (typeof data === 'string') {
         this.callbacks.onMessage?.(JSON.parse(data));
       } else {
-        const { header, bands } = parseFrameMessage(data);
-        this.callbacks.onFrame?.(header, bands, receivedAt);
+        const { header, bands, depth, alpha } = parseFrameMessage(data);
+        this.callbacks.onFrame?.(header, bands, receivedAt, { depth, alpha });
       }
     } catch (error) {
       this.callbacks.onError?.(error);
@@ -123,6 +142,15 @@ export class LiveConnection {
 
   sendSettings(settings) {
     return this.send({ type: 'settings', ...settings });
+  }
+
+  sendPlace(floor) {
+    return this.send({ type: 'place', floor });
+  }
+
+  // The real primary light in scene space; without arguments, the scene's own sun again.
+  sendLight(direction, irradiance) {
+    return this.send(direction ? { type: 'light', direction, irradiance } : { type: 'light' });
   }
 
   takeControl() {

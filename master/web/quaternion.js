@@ -43,3 +43,28 @@ export function add(a, b) {
 export function scale(v, s) {
   return [v[0] * s, v[1] * s, v[2] * s];
 }
+
+export function subtract(a, b) {
+  return [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+}
+
+// The inverse rotation of a unit quaternion.
+export function conjugate(q) {
+  return [q[0], -q[1], -q[2], -q[3]];
+}
+
+// The rotation angle between two unit quaternions, in radians.
+export function angleBetween(a, b) {
+  const dot = Math.abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
+  return 2 * Math.acos(Math.min(1, dot));
+}
+
+// The 3x3 rotation matrix of q, column-major (WebGL's uniformMatrix3fv order).
+export function matrix3(q) {
+  const [w, x, y, z] = q;
+  return [
+    1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y),
+    2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x),
+    2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y),
+  ];
+}

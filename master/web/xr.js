@@ -1,7 +1,23 @@
-// WebXR driving: an immersive session whose every frame yields the viewer pose and each eye's view
-// (pose and off-axis frustum) in scene space, and whose layer shows the eye images the master returns,
-// one textured quad per eye viewport.
-import { add, multiply, rotate, scale, yawOnly } from './quaternion.js';
+// WebXR driving: an immersive session (VR or AR) whose every frame yields the viewer pose and each eye's
+// view (pose and off-axis frustum) in scene space. Poses go to the master only when the head moved more
+// than tracking noise (a dead band); every display frame draws the newest eye images reprojected to
+// that frame's eyes (reproject.js), so the picture follows the head at display rate whatever the
+// cluster's frame rate. In AR the layer is transparent where the scene has nothing, a tap on a real
+// surface places the scene's floor there, and the real light's estimate drives the scene's sun.
+import { add, angleBetween, conjugate, multiply, rotate, scale, subtract, yawOnly } from './quaternion.js';
+import { Reprojector } from './reproject.js';
+import { XrPanel } from './xr_panel.js';
+
+// The dead band: a pose closer than this to the last one sent is not sent (tracking noise); the
+// reprojection covers it. After RESEND_MS a pose that differs at all is sent anyway.
+const DEAD_BAND_RADIANS = (0.1 * Math.PI) / 180;
+const DEAD_BAND_METRES = 0.001;
+const RESEND_MS = 1000;
+// Light estimates: sent when the direction turns more than this or the irradiance changes by more than
+// this fraction, at most every LIGHT_INTERVAL_MS.
+const LIGHT_TURN_RADIANS = (5 * Math.PI) / 180;
+const LIGHT_CHANGE = 0.15;
+const LIGHT_INTERVAL_MS = 500;
 
 // Off-axis frustum [left, right, bottom, top] as tangents at unit distance from a column-major
 // perspective projection matrix (XRView.projectionMatrix).
@@ -29,85 +45,8 @@ function positionOf(transform) {
   return [p.x, p.y, p.z];
 }
 
-const VERTEX_SHADER = `
-attribute vec2 corner;
-uniform vec4 source;  // u0, v0, u1, v1 of the eye's part of the image (v down)
-varying vec2 uv;
-void main() {
-  vec2 t = corner * 0.5 + 0.5;
-  uv = vec2(mix(source.x, source.z, t.x), mix(source.w, source.y, t.y));
-  gl_Position = vec4(corner, 0.0, 1.0);
-}`;
-const FRAGMENT_SHADER = `
-precision mediump float;
-uniform sampler2D image;
-varying vec2 uv;
-void main() { gl_FragColor = texture2D(image, uv); }`;
-
-// Draws the latest eye images (one texture, eyes side by side) into the XR layer's eye viewports.
-class EyeImageDrawer {
-  constructor(gl) {
-    this.gl = gl;
-    const program = gl.createProgram();
-    for (const [kind, text] of [[gl.VERTEX_SHADER, VERTEX_SHADER], [gl.FRAGMENT_SHADER, FRAGMENT_SHADER]]) {
-      const shader = gl.createShader(kind);
-      gl.shaderSource(shader, text);
-      gl.compileShader(shader);
-      if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(shader));
-      gl.attachShader(program, shader);
-    }
-    gl.linkProgram(program);
-    if (!gl.getProgramParameter(program, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(program));
-    this.program = program;
-    this.corner = gl.getAttribLocation(program, 'corner');
-    this.source = gl.getUniformLocation(program, 'source');
-    this.quad = gl.createBuffer();
-    gl.bindBuffer(gl.ARRAY_BUFFER, this.quad);
-    gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 1, -1, -1, 1, 1, 1]), gl.STATIC_DRAW);
-    this.texture = gl.createTexture();
-    gl.bindTexture(gl.TEXTURE_2D, this.texture);
-    for (const [name, value] of [[gl.TEXTURE_MIN_FILTER, gl.LINEAR], [gl.TEXTURE_MAG_FILTER, gl.LINEAR],
-      [gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE], [gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE]]) {
-      gl.texParameteri(gl.TEXTURE_2D, name, value);
-    }
-    this.eyes = 0;
-  }
-
-  // A frame's bands ({ width, height, bands: [{ y, bitmap }] }), each into its rows of the texture.
-  upload(frame, eyes) {
-    const gl = this.gl;
-    gl.bindTexture(gl.TEXTURE_2D, this.texture);
-    if (this.width !== frame.width || this.height !== frame.height) {
-      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, frame.width, frame.height, 0, gl.RGBA, gl.UNSIGNED_BYTE, null);
-      this.width = frame.width;
-      this.height = frame.height;
-    }
-    for (const band of frame.bands) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, band.y, gl.RGBA, gl.UNSIGNED_BYTE, band.bitmap);
-    this.eyes = eyes;
-  }
-
-  draw(layer, views) {
-    const gl = this.gl;
-    gl.bindFramebuffer(gl.FRAMEBUFFER, layer.framebuffer);
-    gl.clearColor(0, 0, 0, 1);
-    gl.clear(gl.COLOR_BUFFER_BIT);
-    if (this.eyes === 0) return;
-    gl.useProgram(this.program);
-    gl.bindBuffer(gl.ARRAY_BUFFER, this.quad);
-    gl.enableVertexAttribArray(this.corner);
-    gl.vertexAttribPointer(this.corner, 2, gl.FLOAT, false, 0, 0);
-    gl.bindTexture(gl.TEXTURE_2D, this.texture);
-    views.forEach((view, i) => {
-      const viewport = layer.getViewport(view);
-      if (!viewport) return;
-      gl.viewport(viewport.x, viewport.y, viewport.width, viewport.height);
-      // Stereo images hold the left eye on the left; a mono image serves every view.
-      const eye = this.eyes === 2 && views.length === 2 ? i : 0;
-      const width = 1 / (this.eyes === 2 && views.length === 2 ? 2 : 1);
-      gl.uniform4f(this.source, eye * width, 0, (eye + 1) * width, 1);
-      gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
-    });
-  }
+function poseOf(transform) {
+  return { position: positionOf(transform), orientation: quaternionOf(transform) };
 }
 
 // The immersive modes this browser offers: { vr: bool, ar: bool }.
@@ -126,59 +65,125 @@ export async function offeredModes() {
 
 // One immersive session. The XR reference space's origin is placed at `anchor` (the fly camera's
 // position, turned by its heading only so the horizon stays level), metres scaled by `unitsPerMeter`.
-// onPose({ position, orientation, views, gaze }) is called on each XR frame whose pose differs from the
-// last one sent; onEnd() when the session ends.
+// Callbacks:
+//   onPose({ position, orientation, views, gaze }): the head moved past the dead band (or `resend()`);
+//   onEyeSize([w, h]): the image size each eye wants (the layer's per-eye resolution times `quality`);
+//   onPlace(floor): AR tap-to-place put the scene point `floor` on a real surface;
+//   onLight(direction, irradiance): the estimated real light changed (scene space);
+//   onEnd().
 export class XrDriver {
-  constructor({ onPose, onEnd }) {
-    this.onPose = onPose;
-    this.onEnd = onEnd;
+  constructor(callbacks) {
+    this.callbacks = callbacks;
     this.session = null;
-    this.lastKey = '';
+    this.reproject = true;
+    this.quality = 1;
+    this.showPanel = true;
+    this.panelLines = [];
+    this.clearColour = [0, 0, 0, 1];
+    this.floorPoint = null;   // the scene point tap-to-place stands on a real surface (scene units)
+    this.drawLog = [];        // the latest display frames: { t, frame, eyes: [{ position, orientation }] } (tests)
+    this.displayFrames = 0;   // XR frames drawn with an image
   }
 
   get active() {
     return this.session !== null;
   }
 
+  get isAr() {
+    return this.mode === 'immersive-ar';
+  }
+
+  // 'opaque' (VR, or an AR display without see-through), 'alpha-blend' or 'additive'.
+  get blendMode() {
+    return this.session?.environmentBlendMode || 'opaque';
+  }
+
   async start(mode, anchor, unitsPerMeter) {
-    const session = await navigator.xr.requestSession(mode);
+    const optionalFeatures = mode === 'immersive-ar' ? ['hit-test', 'light-estimation', 'local-floor'] : [];
+    const session = await navigator.xr.requestSession(mode, { optionalFeatures });
     try {
       const canvas = document.createElement('canvas');
-      const gl = canvas.getContext('webgl', { xrCompatible: true, preserveDrawingBuffer: true });
+      const gl = canvas.getContext('webgl', { xrCompatible: true, preserveDrawingBuffer: true, alpha: true, premultipliedAlpha: true });
       if (!gl) throw new Error('WebGL is not available');
       if (gl.makeXRCompatible) await gl.makeXRCompatible();
       this.gl = gl;
       this.canvas = canvas;
-      this.drawer = new EyeImageDrawer(gl);
+      this.reprojector = new Reprojector(gl);
+      this.panel = new XrPanel(gl);
       await session.updateRenderState({ baseLayer: new XRWebGLLayer(session, gl) });
       this.space = await session.requestReferenceSpace('local');
+      if (mode === 'immersive-ar') await this.startAr(session);
     } catch (error) {
       await session.end();
       throw error;
     }
     this.session = session;
+    this.mode = mode;
     this.anchorPosition = [...anchor.position];
     this.anchorOrientation = yawOnly(anchor.orientation);
+    this.baseUnitsPerMeter = unitsPerMeter;
     this.unitsPerMeter = unitsPerMeter;
-    this.lastKey = '';
+    this.placed = null;      // { hit (XR space), floor (scene) } once tap-to-place put the scene down
+    this.lastSent = null;
+    this.eyeSize = null;
+    this.sourceViews = new Map();  // pose id -> the eyes it asked for (frames of masters without `views`)
     session.addEventListener('end', () => {
       this.session = null;
-      this.onEnd?.();
+      this.hitTestSource?.cancel?.();
+      this.hitTestSource = null;
+      this.callbacks.onEnd?.();
     });
+    session.addEventListener('select', () => this.placeAtHit());
+    this.listenForSqueeze();
     session.requestAnimationFrame((t, frame) => this.onXrFrame(t, frame));
+  }
+
+  async startAr(session) {
+    this.hitTestSource = null;
+    this.lightProbe = null;
+    this.lastHit = null;
+    this.lastLight = null;
+    try {
+      const viewer = await session.requestReferenceSpace('viewer');
+      this.hitTestSource = await session.requestHitTestSource?.({ space: viewer });
+    } catch {
+      this.hitTestSource = null;  // no hit test: the scene stays where the session began
+    }
+    try {
+      this.lightProbe = await session.requestLightProbe?.();
+    } catch {
+      this.lightProbe = null;
+    }
   }
 
   end() {
     this.session?.end();
   }
 
-  // A new frame from the master: its JPEG bands decoded ({ width, height, bands: [{ y, bitmap }] }),
-  // `eyes` images side by side. onDrawn(t) is called once the layer has drawn it (not for a frame
-  // replaced before it was drawn). Takes the bitmaps (closes them once they are on the GPU).
-  showFrame(frame, eyes, onDrawn) {
-    this.drawer?.upload(frame, eyes);
+  // The next display frame sends its pose even inside the dead band (a new driver, a new anchor).
+  resend() {
+    this.lastSent = null;
+  }
+
+  // Remembers the eyes a pose asked for, for frames whose header does not name them.
+  posed(id, views) {
+    this.sourceViews.set(id, views);
+    if (this.sourceViews.size > 256) this.sourceViews.delete(this.sourceViews.keys().next().value);
+  }
+
+  // A new frame from the master, decoded: { header, width, height, bands: [{ y, bitmap }], depth, alpha }.
+  // onDrawn(t) is called once a display frame has drawn it, with that frame's predicted display time.
+  // Takes the bitmaps (closes them once they are on the GPU).
+  showFrame(frame, onDrawn) {
+    const header = frame.header;
+    const views = header.views ?? this.sourceViews.get(header.pose_id);
+    if (this.reprojector && views) {
+      this.reprojector.upload({ eyes: header.eyes || 1, width: header.width, height: header.height, bands: frame.bands,
+        views, depth: frame.depth, near: header.depth?.near, alpha: frame.alpha });
+      this.frameNumber = header.frame;
+      this.onDrawn = onDrawn;
+    }
     for (const band of frame.bands) band.bitmap.close();
-    this.onDrawn = onDrawn;
   }
 
   toScene(transform) {
@@ -195,12 +200,24 @@ export class XrDriver {
       const ray = frame.getPose(source.targetRaySpace, this.space);
       if (!ray) continue;
       // The gaze direction in the first eye's own frame.
-      const eyeInverse = quaternionOf(eye.transform).map((c, i) => (i === 0 ? c : -c));
       const world = rotate(quaternionOf(ray.transform), [0, 0, -1]);
-      const point = imagePoint(rotate(eyeInverse, world), frustum);
+      const point = imagePoint(rotate(conjugate(quaternionOf(eye.transform)), world), frustum);
       if (point) return point;
     }
     return imagePoint([0, 0, -1], frustum);  // the view centre: straight ahead of the eye
+  }
+
+  // Past the dead band: the viewer turned or moved enough since the last pose sent, or the eyes'
+  // frusta changed, or a second passed with any change at all.
+  pastDeadBand(viewer, views, t) {
+    const last = this.lastSent;
+    if (!last) return true;
+    const same = JSON.stringify(views) === last.key;
+    if (same) return false;
+    if (views.some((view, i) => view.frustum.some((v, k) => v !== last.views[i]?.frustum[k]))) return true;
+    const metres = Math.hypot(...subtract(viewer.position, last.viewer.position)) / this.unitsPerMeter;
+    return metres > DEAD_BAND_METRES || angleBetween(viewer.orientation, last.viewer.orientation) > DEAD_BAND_RADIANS ||
+      t - last.t > RESEND_MS;
   }
 
   onXrFrame(t, frame) {
@@ -209,19 +226,153 @@ export class XrDriver {
     session.requestAnimationFrame((t2, frame2) => this.onXrFrame(t2, frame2));
     const pose = frame.getViewerPose(this.space);
     if (!pose || pose.views.length === 0) return;
-    const views = pose.views.slice(0, 2).map((view) => ({
-      ...this.toScene(view.transform),
-      frustum: frustumFromProjection(view.projectionMatrix),
-    }));
+    const layer = session.renderState.baseLayer;
+    const xrViews = pose.views.slice(0, 2);
+    this.updateEyeSize(layer, xrViews[0]);
+    if (this.isAr) this.trackAr(frame, t);
+    const views = xrViews.map((view) => ({ ...this.toScene(view.transform), frustum: frustumFromProjection(view.projectionMatrix) }));
     const viewer = this.toScene(pose.transform);
-    const key = JSON.stringify([viewer, views]);
-    if (key !== this.lastKey) {
-      this.lastKey = key;
-      this.onPose({ ...viewer, views, gaze: this.gazePoint(frame, pose, views[0].frustum) });
+    if (this.pastDeadBand(viewer, views, t)) {
+      this.lastSent = { viewer, views, key: JSON.stringify(views), t };
+      this.callbacks.onPose({ ...viewer, views, gaze: this.gazePoint(frame, pose, views[0].frustum) });
     }
-    this.drawer.draw(session.renderState.baseLayer, pose.views.slice(0, 2));
-    const onDrawn = this.onDrawn;
-    this.onDrawn = null;
-    onDrawn?.(performance.now());
+    if (this.showPanel) this.panel.show(this.callbacks.panelLines?.(t) ?? [], t);
+    this.draw(layer, xrViews, views, pose, t);
+    if (this.reprojector.ready) {
+      const onDrawn = this.onDrawn;
+      this.onDrawn = null;
+      onDrawn?.(t);
+    }
+  }
+
+  draw(layer, xrViews, views, pose, t) {
+    const gl = this.gl;
+    gl.bindFramebuffer(gl.FRAMEBUFFER, layer.framebuffer);
+    const seeThrough = this.blendMode !== 'opaque';
+    const clear = seeThrough ? [0, 0, 0, 0] : this.clearColour;
+    gl.clearColor(clear[0], clear[1], clear[2], clear[3]);
+    gl.clear(gl.COLOR_BUFFER_BIT);
+    const drawn = [];
+    xrViews.forEach((xrView, i) => {
+      const viewport = layer.getViewport(xrView);
+      if (!viewport) return;
+      const rect = [viewport.x, viewport.y, viewport.width, viewport.height];
+      if (this.reprojector.drawEye(i, views[i], rect, { reproject: this.reproject, useAlpha: this.blendMode === 'alpha-blend' })) {
+        drawn.push({ position: views[i].position, orientation: views[i].orientation });
+      }
+      if (this.showPanel) {
+        gl.viewport(...rect);
+        this.panel.draw(poseOf(pose.transform), poseOf(xrView.transform), xrView.projectionMatrix);
+      }
+    });
+    if (drawn.length) {
+      this.displayFrames += 1;
+      this.drawLog.push({ t, frame: this.frameNumber, eyes: drawn });
+      if (this.drawLog.length > 600) this.drawLog.shift();
+    }
+  }
+
+  updateEyeSize(layer, firstView) {
+    const viewport = layer.getViewport(firstView);
+    const width = viewport?.width || layer.framebufferWidth / 2;
+    const height = viewport?.height || layer.framebufferHeight;
+    const size = [Math.max(8, Math.round(width * this.quality)), Math.max(8, Math.round(height * this.quality))];
+    if (this.eyeSize && this.eyeSize[0] === size[0] && this.eyeSize[1] === size[1]) return;
+    this.eyeSize = size;
+    this.callbacks.onEyeSize?.(size);
+  }
+
+  setQuality(quality) {
+    this.quality = quality;
+    this.eyeSize = null;  // the next display frame asks for the new size
+  }
+
+  // ---- AR ----
+
+  trackAr(frame, t) {
+    if (this.hitTestSource) {
+      const hit = frame.getHitTestResults(this.hitTestSource)[0]?.getPose(this.space);
+      this.lastHit = hit ? positionOf(hit.transform) : null;
+    }
+    if (this.lightProbe) {
+      const estimate = frame.getLightEstimate?.(this.lightProbe);
+      if (estimate?.primaryLightDirection && estimate.primaryLightIntensity) this.estimatedLight(frame, estimate, t);
+    }
+    this.trackTwoHandScale(frame);
+  }
+
+  // Tap-to-place: the scene's floor point goes where the hit test ray meets a real surface.
+  placeAtHit() {
+    if (!this.lastHit || !this.floorPoint) return;
+    this.placed = { hit: this.lastHit, floor: this.floorPoint };
+    this.anchorAtPlacement();
+    this.callbacks.onPlace?.(this.placed.floor);
+  }
+
+  // Keeps the placed floor point on its real surface: anchor = floor - R * (hit * units per metre).
+  anchorAtPlacement() {
+    if (!this.placed) return;
+    this.anchorPosition = subtract(this.placed.floor, rotate(this.anchorOrientation, scale(this.placed.hit, this.unitsPerMeter)));
+    this.resend();
+  }
+
+  // The scene's size against the real world: 1 shows it at its own scale (units_per_meter), 2 twice as
+  // large. The placed floor point stays where it stands.
+  setScale(factor) {
+    if (!(factor > 0)) return;
+    this.unitsPerMeter = this.baseUnitsPerMeter / factor;
+    this.anchorAtPlacement();
+    this.resend();
+    this.callbacks.onScale?.(factor);
+  }
+
+  get sceneScale() {
+    return this.baseUnitsPerMeter / this.unitsPerMeter;
+  }
+
+  // Both hands squeezing: pulling them apart makes the scene larger, in proportion to their distance.
+  trackTwoHandScale(frame) {
+    const grips = [];
+    for (const source of this.session.inputSources || []) {
+      if (!source.gripSpace || !this.squeezing?.has(source)) continue;
+      const pose = frame.getPose(source.gripSpace, this.space);
+      if (pose) grips.push(positionOf(pose.transform));
+    }
+    if (grips.length < 2) {
+      this.pinch = null;
+      return;
+    }
+    const distance = Math.hypot(...subtract(grips[0], grips[1]));
+    if (!this.pinch) this.pinch = { distance, scale: this.sceneScale };
+    else if (this.pinch.distance > 0.01) this.setScale(this.pinch.scale * (distance / this.pinch.distance));
+  }
+
+  listenForSqueeze() {
+    this.squeezing = new Set();
+    this.session.addEventListener('squeezestart', (event) => this.squeezing.add(event.inputSource));
+    this.session.addEventListener('squeezeend', (event) => this.squeezing.delete(event.inputSource));
+  }
+
+  // primaryLightDirection points towards the light (XR space); the scene's sun travels the other way.
+  estimatedLight(frame, estimate, t) {
+    const d = estimate.primaryLightDirection;
+    const i = estimate.primaryLightIntensity;
+    let towardsLight = [d.x, d.y, d.z];
+    const probe = this.lightProbe.probeSpace && frame.getPose(this.lightProbe.probeSpace, this.space);
+    if (probe) towardsLight = rotate(quaternionOf(probe.transform), towardsLight);
+    const length = Math.hypot(...towardsLight);
+    if (!(length > 0)) return;
+    const direction = rotate(this.anchorOrientation, scale(towardsLight, -1 / length));
+    const irradiance = [i.x, i.y, i.z].map((v) => Math.min(1e4, Math.max(0, v)));
+    const last = this.lastLight;
+    if (last) {
+      if (t - last.t < LIGHT_INTERVAL_MS) return;
+      const turn = Math.acos(Math.min(1, direction.reduce((s, v, k) => s + v * last.direction[k], 0)));
+      const before = Math.max(1e-6, Math.hypot(...last.irradiance));
+      const change = Math.hypot(...subtract(irradiance, last.irradiance)) / before;
+      if (turn < LIGHT_TURN_RADIANS && change < LIGHT_CHANGE) return;
+    }
+    this.lastLight = { direction, irradiance, t };
+    this.callbacks.onLight?.(direction, irradiance);
   }
 }

@@ -58,7 +58,17 @@ class Process:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
 
+    def pause(self):
+        """Freezes the process (SIGSTOP): its sockets stay open, it answers nothing."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+
     def stop(self, timeout=5):
+        self.resume()
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -94,7 +104,8 @@ class LiveCluster:
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         return tpk
 
-    def start_workers(self, count=2):
+    def start_workers(self, count=2, slowdown_ms=0):
+        """`slowdown_ms`: each worker sleeps this long after every tile (a slow cluster)."""
         self.secret = self.dir / 'secret'
         self.secret.unlink(missing_ok=True)
         subprocess.run([str(self.build / 'worker' / 'tessera-worker'), '--make-secret', str(self.secret)],
@@ -106,7 +117,8 @@ class LiveCluster:
             scenes.mkdir()
             worker = Process([str(self.build / 'worker/tessera-worker'), '--listen', '127.0.0.1:0', '--port-file', str(port_file),
                               '--scenes', str(scenes), '--secret-file', str(self.secret), '--name', name,
-                              '--device', 'host', '--threads', '1'], self.dir / f'{name}.log')
+                              '--device', 'host', '--threads', '1',
+                              *(['--slowdown-ms', str(slowdown_ms)] if slowdown_ms else [])], self.dir / f'{name}.log')
             deadline = time.time() + 30
             while not port_file.exists() or not port_file.read_text().strip():
                 if not worker.running() or time.time() > deadline:
@@ -114,6 +126,15 @@ class LiveCluster:
                 time.sleep(0.02)
             worker.address = port_file.read_text().strip()
             self.workers.append(worker)
+
+    def pause_workers(self):
+        """Freezes every worker: no frame comes until resume_workers()."""
+        for worker in self.workers:
+            worker.pause()
+
+    def resume_workers(self):
+        for worker in self.workers:
+            worker.resume()
 
     def start_master(self, *extra, size='160x120', tile=40, serve='127.0.0.1:0'):
         """Starts tessera-master --serve and returns the URL it prints (with the token)."""

@@ -280,35 +280,50 @@ def case_still(c, args):
     assert samples[0] == 1, samples
 
 
-def xr_config():
-    """Known viewer and eye poses (XR space, metres) and off-axis projections for the scripted headset."""
-    def projection(left, right, bottom, top, near=0.05, far=100.0):
-        m = [0.0] * 16
-        m[0] = 2 / (right - left)
-        m[5] = 2 / (top - bottom)
-        m[8] = (right + left) / (right - left)
-        m[9] = (top + bottom) / (top - bottom)
-        m[10] = -(far + near) / (far - near)
-        m[11] = -1
-        m[14] = -2 * far * near / (far - near)
-        return m
-    half = math.radians(5) / 2  # the head turned 5 degrees to the left
-    head = {'x': 0.0, 'y': math.sin(half), 'z': 0.0, 'w': math.cos(half)}
-    viewer = [0.01, 0.02, -0.03]
+def projection(left, right, bottom, top, near=0.05, far=100.0):
+    """A column-major off-axis perspective projection matrix (as XRView.projectionMatrix)."""
+    m = [0.0] * 16
+    m[0] = 2 / (right - left)
+    m[5] = 2 / (top - bottom)
+    m[8] = (right + left) / (right - left)
+    m[9] = (top + bottom) / (top - bottom)
+    m[10] = -(far + near) / (far - near)
+    m[11] = -1
+    m[14] = -2 * far * near / (far - near)
+    return m
+
+
+BASE_VIEWER = [0.01, 0.02, -0.03]
+
+
+def xr_pose(yaw_degrees=5.0, viewer=BASE_VIEWER, pitch_degrees=0.0):
+    """The scripted headset's viewer and eyes (XR space, metres): the head turned `yaw_degrees` to the
+    left (then pitched), the eyes 64 mm apart."""
+    half = math.radians(yaw_degrees) / 2
+    pitch = math.radians(pitch_degrees) / 2
+    w, x, y, z = quat_mul([math.cos(half), 0, math.sin(half), 0], [math.cos(pitch), math.sin(pitch), 0, 0])
+    head = {'x': x, 'y': y, 'z': z, 'w': w}
     def eye(offset):
-        return [viewer[0] + offset * math.cos(2 * half), viewer[1], viewer[2] - offset * math.sin(2 * half)]
-    gaze_half = math.radians(3) / 2  # eyes looking 3 degrees down from the head's direction
-    w, x, y, z = quat_mul([head['w'], 0, head['y'], 0], [math.cos(gaze_half), -math.sin(gaze_half), 0, 0])
-    gaze = {'x': x, 'y': y, 'z': z, 'w': w}  # head * rotation by -3 degrees about x
+        right = quat_rotate([w, x, y, z], [1, 0, 0])
+        return [viewer[k] + offset * right[k] for k in range(3)]
     return {
-        'eyeWidth': 160, 'eyeHeight': 120,
-        'viewer': {'position': viewer, 'orientation': head},
+        'viewer': {'position': list(viewer), 'orientation': head},
         'views': [
             {'eye': 'left', 'position': eye(-0.032), 'orientation': head, 'projection': projection(-0.58, 0.42, -0.38, 0.40)},
             {'eye': 'right', 'position': eye(0.032), 'orientation': head, 'projection': projection(-0.42, 0.58, -0.38, 0.40)},
         ],
-        'gaze': {'orientation': gaze},
     }
+
+
+def xr_config(ar=None):
+    """Known viewer and eye poses (XR space, metres) and off-axis projections for the scripted headset;
+    `ar`: the environment blend mode of its immersive-ar sessions (None: it offers VR only)."""
+    pose = xr_pose()
+    head = pose['viewer']['orientation']
+    gaze_half = math.radians(3) / 2  # eyes looking 3 degrees down from the head's direction
+    w, x, y, z = quat_mul([head['w'], 0, head['y'], 0], [math.cos(gaze_half), -math.sin(gaze_half), 0, 0])
+    gaze = {'x': x, 'y': y, 'z': z, 'w': w}  # head * rotation by -3 degrees about x
+    return {'eyeWidth': 160, 'eyeHeight': 120, **pose, 'gaze': {'orientation': gaze}, **({'ar': {'blendMode': ar}} if ar else {})}
 
 
 def quat_mul(a, b):
@@ -335,11 +350,13 @@ def case_xr(c, args):
     config = xr_config()
     c.start_workers()
     out = c.dir / 'frames'
-    c.start_master('--mode', 'raytrace', '--out', str(out))
+    # No guard band: the frame holds exactly the eyes asked for, so it compares with them pixel for pixel.
+    c.start_master('--mode', 'raytrace', '--out', str(out), *master_options(c, '--guard-band', '0'))
     c.open_page([fake_xr_script(config)])
-    c.wait_for('the Enter VR button', lambda: c.js("return !document.getElementById('enter-vr').hidden"))
-    c.driver.find_element('id', 'enter-vr').click()
-    pose = c.wait_for('a pose with eye views', lambda: next((p for p in pose_messages(c) if 'views' in p), None))
+    pose = enter_xr(c)
+    sent = c.socket_log('sent')
+    assert any(m.get('type') == 'take_control' for m in sent), 'entering the headset did not take control'
+    assert next(m for m in sent if m.get('type') == 'hello').get('depth') is True, 'the hello does not ask for depth'
 
     # The eyes sent, against the scripted headset placed at the scene camera (heading only).
     session = last_session(c)
@@ -407,6 +424,339 @@ def case_xr(c, args):
     assert difference == 0 or (isinstance(difference, int) and difference <= 2), f'XR layer differs from the frame: {difference}'
     assert c.js('return window.__fakeXr.frames') > 10, 'the XR session loop is not running'
 
+    # The eye images follow the layer's per-eye resolution times the quality factor.
+    from selenium.webdriver.support.ui import Select
+    Select(c.driver.find_element('id', 'quality')).select_by_value('0.5')
+    c.wait_for('the eye size for quality 0.5 sent', lambda: any(m.get('type') == 'settings' and m.get('size') == [80, 60]
+                                                                for m in c.socket_log('sent')), timeout=10)
+
+
+def master_options(c, option, *values):
+    """[option, *values] where this tessera-master has `option`, else nothing."""
+    help_text = subprocess.run([str(c.build / 'master/tessera-master'), '--help'], capture_output=True, text=True).stdout
+    return [option, *values] if option in help_text else []
+
+
+def enter_xr(c, button='enter-vr'):
+    """Enters the scripted immersive session with the headset's status panel off (the tests compare the
+    layer's pixels) and returns the first pose with eye views the page sent."""
+    c.wait_for(f'the {button} button', lambda: c.js(f"return !document.getElementById('{button}').hidden"))
+    c.driver.find_element('id', 'xr-panel').click()
+    c.driver.find_element('id', button).click()
+    return c.wait_for('a pose with eye views', lambda: next((p for p in pose_messages(c) if 'views' in p), None))
+
+
+def xr_frames_pass(c, count=3):
+    """Waits until the XR session has drawn `count` more display frames."""
+    start = c.js('return window.tessera.xr.displayFrames')
+    c.wait_for(f'{count} XR frames drawn', lambda: c.js('return window.tessera.xr.displayFrames') >= start + count, timeout=10, interval=0.02)
+
+
+def layer_png(c, path, clear=None):
+    """The XR layer (both eyes) written to `path` as PNG; returns the number of its pixels equal to the
+    RGBA `clear` (0..255) when given."""
+    result = c.js("""
+        const gl = window.__fakeXr.gl, clear = arguments[0];
+        const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
+        const pixels = new Uint8Array(w * h * 4);
+        gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+        gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
+        let cleared = 0;
+        if (clear) for (let i = 0; i < pixels.length; i += 4)
+          if (pixels[i] === clear[0] && pixels[i + 1] === clear[1] && pixels[i + 2] === clear[2] && pixels[i + 3] === clear[3]) ++cleared;
+        return [gl.canvas.toDataURL('image/png'), cleared];""", clear)
+    import base64
+    Path(path).write_bytes(base64.b64decode(result[0].split(',', 1)[1]))
+    return result[1]
+
+
+def scene_anchor(c):
+    """The XR -> scene mapping the page starts a session with: the scene camera's position, turned by its
+    heading only, metres scaled by units_per_meter; returns a function of an XR-space pose."""
+    scene = last_session(c)['scene']
+    camera = scene['camera']
+    scale = scene.get('units_per_meter') or 1
+    forward = quat_rotate(camera['orientation'], [0, 0, -1])
+    yaw = math.atan2(-forward[0], -forward[2])
+    anchor = [math.cos(yaw / 2), 0, math.sin(yaw / 2), 0]
+    def to_scene(position, orientation):
+        local = [x * scale for x in position]
+        return ([a + b for a, b in zip(camera['position'], quat_rotate(anchor, local))],
+                quat_mul(anchor, [orientation['w'], orientation['x'], orientation['y'], orientation['z']]))
+    return to_scene
+
+
+def case_reprojection(c, args):
+    """Workers frozen after a frame at pose P, the head turned 5 and 10 degrees and moved 5 cm: what the
+    layer shows (the frame reprojected to the new eyes) is much nearer tessera-render at the new pose
+    than the stale frame pasted as it was, and no pixel is left at the clear colour."""
+    c.start_workers()
+    c.start_master('--mode', 'raytrace', '--max-samples', '1')
+    c.open_page([fake_xr_script(xr_config())])
+    pose = enter_xr(c)
+    frame = wait_for_frame_of_pose(c, pose['id'])
+    wait_until_quiet(c)
+    c.wait_for('the frame drawn in the headset', lambda: c.js('return window.tessera.xr.drawLog.at(-1)?.frame') == frames(c)[-1]['frame'])
+    depth = 'depth' in frames(c)[-1]
+    c.js('window.tessera.xr.clearColour = [1, 0, 1, 1]')  # a colour the Cornell box has nowhere
+    c.pause_workers()
+    rows = []
+    try:
+        for name, yaw, viewer in (('turned 5 deg', 10, BASE_VIEWER), ('turned 10 deg', 15, BASE_VIEWER),
+                                  ('moved 5 cm', 5, [BASE_VIEWER[0] + 0.05, BASE_VIEWER[1], BASE_VIEWER[2]])):
+            sent = len(pose_messages(c))
+            c.js('window.__fakeXr.setPose(arguments[0])', xr_pose(yaw, viewer))
+            moved = c.wait_for(f'the pose {name} sent', lambda: pose_messages(c)[sent:] and pose_messages(c)[-1])
+            xr_frames_pass(c)
+            cleared = layer_png(c, c.dir / 'reprojected.png', [255, 0, 255, 255])
+            c.driver.find_element('id', 'reproject').click()
+            xr_frames_pass(c)
+            layer_png(c, c.dir / 'stale.png')
+            c.driver.find_element('id', 'reproject').click()
+            reference = tessera_render_eyes(c, moved)
+            stale = compare(c, c.dir / 'stale.png', reference)['psnr']
+            reprojected = compare(c, c.dir / 'reprojected.png', reference)['psnr']
+            rows.append((name, stale, reprojected, cleared))
+            if args.artifacts and name == 'turned 10 deg':
+                for image in ('stale', 'reprojected'):
+                    (Path(args.artifacts) / f'xr_{image}_10deg.png').write_bytes((c.dir / f'{image}.png').read_bytes())
+    finally:
+        c.resume_workers()
+    print(f'frame {frame["frame"]} {"with" if depth else "without"} depth; PSNR against tessera-render at the new pose:')
+    print(f'{"":>14}  {"stale dB":>9}  {"reprojected dB":>14}')
+    for name, stale, reprojected, _ in rows:
+        print(f'{name:>14}  {stale:9.2f}  {reprojected:14.2f}')
+    for name, _, _, cleared in rows:
+        assert cleared == 0, f'{name}: {cleared} pixels of the layer left at the clear colour'
+    name, stale, reprojected, _ = rows[0]
+    assert reprojected >= stale + 6, f'{name}: reprojected {reprojected:.2f} dB does not beat stale {stale:.2f} dB by 6 dB'
+    if depth:
+        name, stale, reprojected, _ = rows[2]
+        assert reprojected > stale, f'{name}: with depth, reprojected {reprojected:.2f} dB is no nearer than stale {stale:.2f} dB'
+
+
+# Every display frame a new head pose, turning `degrees_per_s`; with `noise`, tracking noise about a
+# still head instead (+-0.02 degrees, +-0.1 mm).
+MOVE_HEAD_JS = """
+    const [degreesPerS, noise, views] = arguments;
+    const start = performance.now();
+    const step = () => {
+      if (!window.__moveHead) return;
+      const seconds = (performance.now() - start) / 1000;
+      const random = () => Math.random() * 2 - 1;
+      const yaw = (5 + (noise ? 0.02 * random() : degreesPerS * seconds)) * Math.PI / 360;
+      const orientation = {x: 0, y: Math.sin(yaw), z: 0, w: Math.cos(yaw)};
+      const shift = noise ? [1e-4 * random(), 1e-4 * random(), 1e-4 * random()] : [0, 0, 0];
+      const at = (p) => p.map((v, k) => v + shift[k]);
+      window.__fakeXr.setPose({viewer: {position: at(%s), orientation},
+        views: views.map((v) => ({...v, position: at(v.position), orientation}))});
+      requestAnimationFrame(step);
+    };
+    window.__moveHead = true;
+    requestAnimationFrame(step);""" % json.dumps(BASE_VIEWER)
+
+
+def case_display_rate(c, args):
+    """A slow cluster (about 2 frames a second) and a headset at display rate: tracking noise sends no
+    pose (a dead band, one resend a second), and while the head turns every display frame draws the
+    newest frame reprojected to that display frame's own eye poses."""
+    c.start_workers(slowdown_ms=40)
+    c.start_master('--mode', 'raytrace', '--max-samples', '1')
+    c.open_page([fake_xr_script(xr_config())])
+    pose = enter_xr(c)
+    wait_for_frame_of_pose(c, pose['id'])
+    views = xr_pose()['views']
+
+    c.js(MOVE_HEAD_JS, 0, True, views)
+    sent = len(pose_messages(c))
+    time.sleep(2.5)
+    noisy = len(pose_messages(c)) - sent
+    assert noisy <= 3, f'{noisy} poses sent in 2.5 s of tracking noise (dead band: at most one a second)'
+    c.js('window.__moveHead = false')
+
+    received, drawn, xr_frames = len(frames(c)), c.js('return window.tessera.xr.displayFrames'), c.js('return window.__fakeXr.frames')
+    log_start = c.js('return window.tessera.xr.drawLog.length')
+    time.sleep(0.1)
+    c.js(MOVE_HEAD_JS, 20, False, views)
+    time.sleep(4)
+    c.js('window.__moveHead = false')
+    received = len(frames(c)) - received
+    drawn = c.js('return window.tessera.xr.displayFrames') - drawn
+    xr_frames = c.js('return window.__fakeXr.frames') - xr_frames
+    print(f'4 s turning 20 deg/s: {received} frames received, {xr_frames} XR frames, {drawn} drawn reprojected')
+    assert 2 <= received <= 16, f'{received} frames in 4 s: not a slow cluster'
+    assert drawn >= 0.9 * xr_frames and drawn >= 3 * received, f'{drawn} draws for {xr_frames} XR frames, {received} frames'
+
+    # Each display frame drew with its own pose: the eyes the shader got are that frame's scripted eyes.
+    to_scene = scene_anchor(c)
+    log = c.js('return window.tessera.xr.drawLog')
+    poses = {p['t']: p for p in c.js('return Object.values(window.__fakeXr.poses).slice(-600)')}
+    checked = 0
+    for entry in log[-min(len(log), 150):]:
+        scripted = poses.get(entry['t'])
+        if not scripted:
+            continue
+        for drawn_eye, view in zip(entry['eyes'], scripted['views']):
+            position, orientation = to_scene(view['position'], view['orientation'])
+            assert all(abs(a - b) < 1e-3 for a, b in zip(drawn_eye['position'], position)), (entry, view)
+            assert same_rotation(drawn_eye['orientation'], orientation, 1e-7), (entry, view)
+        checked += 1
+    frames_shown = {entry['frame'] for entry in log[-150:]}
+    print(f'{checked} display frames checked against their scripted eyes; they showed {len(frames_shown)} different frames')
+    assert checked >= 100 and len(frames_shown) >= 2, (checked, frames_shown)
+
+
+# The XR layer drawn over a checkerboard (the "real world" behind a see-through display), as PNG bytes,
+# and the layer's alpha at its four corners and the most opaque alpha in it.
+AR_COMPOSITE_JS = """
+    const gl = window.__fakeXr.gl;
+    const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
+    const pixels = new Uint8Array(w * h * 4);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
+    const alpha = (x, y) => pixels[(y * w + x) * 4 + 3];
+    let most = 0;
+    for (let i = 3; i < pixels.length; i += 4) most = Math.max(most, pixels[i]);
+    const canvas = document.createElement('canvas');
+    canvas.width = w;
+    canvas.height = h;
+    const g = canvas.getContext('2d');
+    for (let y = 0; y < h; y += 10) for (let x = 0; x < w; x += 10) {
+      g.fillStyle = (x / 10 + y / 10) % 2 ? '#8a9a5b' : '#d8d2c4';
+      g.fillRect(x, y, 10, 10);
+    }
+    g.drawImage(gl.canvas, 0, 0);
+    return [canvas.toDataURL('image/png'), [alpha(0, 0), alpha(w - 1, 0), alpha(0, h - 1), alpha(w - 1, h - 1)], most];"""
+
+
+def case_ar(c, args):
+    """A scripted see-through headset (immersive-ar, alpha-blend): entering asks for a transparent
+    background; a hit test and a tap place the scene's floor on the real surface (a `place` message, the
+    page's anchor moves there); a light estimate becomes a `light` message in scene space; the layer is
+    transparent where the scene has nothing; leaving asks for the opaque background again."""
+    c.start_workers()
+    c.start_master('--mode', 'raytrace', '--max-samples', '1')
+    c.open_page([fake_xr_script(xr_config(ar='alpha-blend'))])
+    enter_xr(c, 'enter-ar')
+    sent = c.socket_log('sent')
+    assert any(m.get('type') == 'take_control' for m in sent), 'entering AR did not take control'
+    assert any(m.get('type') == 'settings' and m.get('background') == 'transparent' for m in sent), \
+        'entering a see-through AR session did not ask for a transparent background'
+    assert c.js('return window.__fakeXr.hitTestSources') == 1 and c.js('return window.__fakeXr.lightProbes') == 1
+
+    # Tap to place: the middle of the scene's floor goes to the hit point, 2.5 m ahead and 1.4 m down.
+    session = last_session(c)
+    bounds, scale = session['scene']['bounds'], session['scene'].get('units_per_meter') or 1
+    floor_y = session['shadow_catcher'] if isinstance(session.get('shadow_catcher'), (int, float)) else bounds[0][1]
+    floor = [(bounds[0][0] + bounds[1][0]) / 2, floor_y, (bounds[0][2] + bounds[1][2]) / 2]
+    hit = [0.1, -1.4, -2.5]
+    c.js('window.__fakeXr.hits = [arguments[0]]', hit)
+    xr_frames_pass(c)
+    poses_before = len(pose_messages(c))
+    c.js('window.__fakeXr.select()')
+    place = c.wait_for('a place message', lambda: next((m for m in c.socket_log('sent') if m.get('type') == 'place'), None), timeout=10)
+    assert all(abs(a - b) < 1e-6 for a, b in zip(place['floor'], floor)), (place, floor)
+    to_scene = scene_anchor(c)  # before placing: the anchor at the scene camera, heading only
+    camera_at_hit, heading = to_scene(hit, {'x': 0, 'y': 0, 'z': 0, 'w': 1})
+    expected_anchor = [f - (p - q) for f, p, q in zip(floor, camera_at_hit, last_session(c)['scene']['camera']['position'])]
+    anchor = c.js('return window.tessera.xr.anchorPosition')
+    assert all(abs(a - b) < 1e-6 * scale for a, b in zip(anchor, expected_anchor)), (anchor, expected_anchor)
+    moved = c.wait_for('a pose from the placed anchor', lambda: pose_messages(c)[poses_before:] and pose_messages(c)[-1], timeout=10)
+    viewer = xr_pose()['viewer']['position']
+    expected = [a + (p - q) for a, p, q in zip(expected_anchor, to_scene(viewer, {'x': 0, 'y': 0, 'z': 0, 'w': 1})[0],
+                                               last_session(c)['scene']['camera']['position'])]
+    assert all(abs(a - b) < 1e-6 * scale for a, b in zip(moved['position'], expected)), (moved['position'], expected)
+
+    # Light estimation: the light comes from up, right and behind; the sun travels the other way.
+    towards = [0.3, 0.8, 0.2]
+    c.js('window.__fakeXr.light = {direction: arguments[0], intensity: [2.0, 1.9, 1.7]}', towards)
+    light = c.wait_for('a light message', lambda: next((m for m in c.socket_log('sent') if m.get('type') == 'light'), None), timeout=10)
+    n = math.sqrt(sum(v * v for v in towards))
+    expected_direction = quat_rotate(heading, [-v / n for v in towards])
+    assert all(abs(a - b) < 1e-6 for a, b in zip(light['direction'], expected_direction)), (light, expected_direction)
+    assert light['irradiance'] == [2.0, 1.9, 1.7], light
+    xr_frames_pass(c, 40)
+    lights = [m for m in c.socket_log('sent') if m.get('type') == 'light']
+    assert len(lights) == 1, f'an unchanged light estimate was sent {len(lights)} times'
+
+    # The layer: transparent where the scene has nothing, once the master renders a transparent background.
+    wait_for_frame_of_pose(c, moved['id'])
+    alpha_frames = [f for f in frames(c) if 'alpha' in f and f['pose_id'] >= moved['id']]
+    if alpha_frames:
+        c.wait_for('the frame with alpha drawn', lambda: c.js('return window.tessera.xr.drawLog.at(-1)?.frame') >= alpha_frames[-1]['frame'])
+        xr_frames_pass(c)
+        png, corners, most = c.js(AR_COMPOSITE_JS)
+        assert corners == [0, 0, 0, 0] and most == 255, f'layer alpha at the corners {corners}, at most {most}'
+        if args.artifacts:
+            import base64
+            (Path(args.artifacts) / 'ar_composite.png').write_bytes(base64.b64decode(png.split(',', 1)[1]))
+    else:
+        print('the master sends no alpha section yet: the layer\'s transparency is not checked')
+
+    c.js('window.__fakeXr.session.end()')
+    c.wait_for('the opaque background asked for again', lambda: any(
+        m.get('type') == 'settings' and m.get('background') == 'opaque' for m in c.socket_log('sent')), timeout=10)
+
+
+# The page's reprojection on its own, timed: a synthetic stereo frame (colour gradient, depth of a
+# tilted plane) of `eye` pixels an eye, drawn reprojected into a layer of the same size, `count` times,
+# each finished (gl.finish and a one-pixel read) before the next; resolves to ms a display frame.
+REPROJECTION_COST_JS = """
+    const done = arguments[arguments.length - 1];
+    const [eyeWidth, eyeHeight, count] = arguments;
+    import('/reproject.js').then(async ({ Reprojector }) => {
+      const canvas = document.createElement('canvas');
+      canvas.width = 2 * eyeWidth;
+      canvas.height = eyeHeight;
+      const gl = canvas.getContext('webgl', { antialias: false });
+      const reprojector = new Reprojector(gl);
+      const image = new OffscreenCanvas(2 * eyeWidth, eyeHeight);
+      const g = image.getContext('2d');
+      const gradient = g.createLinearGradient(0, 0, 2 * eyeWidth, eyeHeight);
+      gradient.addColorStop(0, '#204080');
+      gradient.addColorStop(1, '#f0c060');
+      g.fillStyle = gradient;
+      g.fillRect(0, 0, 2 * eyeWidth, eyeHeight);
+      const bitmap = await createImageBitmap(image);
+      const depth = new Uint8Array(2 * eyeWidth * eyeHeight * 2);
+      for (let y = 0; y < eyeHeight; ++y) for (let x = 0; x < 2 * eyeWidth; ++x) {
+        const q = Math.round(65535 * 0.1 / (1 + 3 * y / eyeHeight));
+        depth[(y * 2 * eyeWidth + x) * 2] = q & 255;
+        depth[(y * 2 * eyeWidth + x) * 2 + 1] = q >> 8;
+      }
+      const eye = (x) => ({ position: [x, 1.6, 0], orientation: [1, 0, 0, 0], frustum: [-1, 1, -1, 1] });
+      reprojector.upload({ eyes: 2, width: eyeWidth, height: eyeHeight, bands: [{ y: 0, bitmap }], views: [eye(-0.032), eye(0.032)],
+        depth, near: 0.1, alpha: null });
+      const turned = (x, k) => ({ position: [x + 0.001 * k, 1.6, 0], orientation: [Math.cos(0.01 * k), 0, Math.sin(0.01 * k), 0], frustum: [-1, 1, -1, 1] });
+      const pixel = new Uint8Array(4);
+      const draw = (k) => {
+        reprojector.drawEye(0, turned(-0.032, k), [0, 0, eyeWidth, eyeHeight]);
+        reprojector.drawEye(1, turned(0.032, k), [eyeWidth, 0, eyeWidth, eyeHeight]);
+        gl.finish();
+        gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, pixel);
+      };
+      draw(0);
+      const start = performance.now();
+      for (let k = 1; k <= count; ++k) draw(k);
+      done((performance.now() - start) / count);
+    }).catch((error) => done(String(error)));"""
+
+
+def case_reprojection_cost(c, args):
+    """What reprojection costs the page a display frame (both eyes), at the tests' 2x160x120 and at a
+    headset's 2x1024x1024, in this browser (headless Chromium: software GL, SwiftShader)."""
+    c.start_workers()
+    c.start_master('--mode', 'raytrace')
+    c.open_page()
+    renderer = c.js("""const gl = document.createElement('canvas').getContext('webgl');
+        const info = gl.getExtension('WEBGL_debug_renderer_info');
+        return info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER);""")
+    print(f'renderer: {renderer}')
+    for width, height, count in ((160, 120, 200), (1024, 1024, 10)):
+        ms = c.driver.execute_async_script(REPROJECTION_COST_JS, width, height, count)
+        assert isinstance(ms, (int, float)), ms
+        print(f'reprojection of 2x{width}x{height}: {ms:.2f} ms a display frame (mean of {count})')
+
 
 def tessera_render_eyes(c, pose, aa=1):
     """tessera-render of the pose's two eyes (--eye-view), `aa` jittered samples a pixel; returns the PNG."""
@@ -450,6 +800,18 @@ def case_bands(c, args):
           done(worst);
         };""" + DECODE_LAST_FRAME_JS)
     assert worst == 0, f'the canvas is not the bands decoded and stacked: {worst}'
+    # Over it, the reprojected view: with the camera where the frame was rendered, the same picture.
+    worst = c.js("""
+        const frame = document.getElementById('frame-canvas'), shown = document.getElementById('reprojected-canvas');
+        if (shown.hidden || shown.width !== frame.width || shown.height !== frame.height) return `reprojected ${shown.width}x${shown.height}`;
+        const w = shown.width, h = shown.height, image = frame.getContext('2d').getImageData(0, 0, w, h).data;
+        const gl = shown.getContext('webgl'), drawn = new Uint8Array(w * h * 4);
+        gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, drawn);
+        let worst = 0;
+        for (let y = 0; y < h; ++y) for (let x = 0; x < w * 4; ++x)
+          worst = Math.max(worst, Math.abs(drawn[(h - 1 - y) * w * 4 + x] - image[y * w * 4 + x]));
+        return worst;""")
+    assert isinstance(worst, int) and worst <= 2, f'the reprojected view of a still camera differs from the frame: {worst}'
 
     reports = [m for m in c.socket_log('sent') if m.get('type') == 'displayed']
     assert reports, 'the page reported no frame displayed'

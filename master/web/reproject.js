@@ -1,0 +1,224 @@
+// Reprojection: draws the newest frame from the master as seen from the eye pose of this display frame,
+// not the (older) pose it was rendered from. For each output pixel a fragment shader follows the current
+// eye's ray into the frame's eye: it starts where the ray's direction alone lands (rotation only, right
+// for far things) and refines that with the frame's depth by fixed-point steps: read the depth at the
+// source point, take the point on the current ray at that depth, project it into the source eye again.
+// Where a step leaves a foreground edge (a disocclusion) the farther of the last two points wins, so the
+// background fills the hole. Frames without depth are reprojected by rotation only. WebGL1, so that it
+// runs on every headset browser and on software GL.
+import { conjugate, matrix3, multiply, rotate, subtract } from './quaternion.js';
+
+const VERTEX_SHADER = `
+attribute vec2 corner;
+varying vec2 screen;  // 0..1 over the output viewport, y up
+void main() {
+  screen = corner * 0.5 + 0.5;
+  gl_Position = vec4(corner, 0.0, 1.0);
+}`;
+
+const FRAGMENT_SHADER = `
+#ifdef GL_FRAGMENT_PRECISION_HIGH
+precision highp float;
+#else
+precision mediump float;
+#endif
+uniform sampler2D colour;
+uniform sampler2D depth;     // LUMINANCE_ALPHA: the little-endian uint16 inverse depth's low, high byte
+uniform sampler2D alphaMap;  // LUMINANCE
+uniform mat3 toSource;       // a direction of the current eye into the source eye's frame
+uniform vec3 origin;         // the current eye's position in the source eye's frame
+uniform vec4 target;         // the current eye's frustum: left, right, bottom, top tangents
+uniform vec4 source;         // the source eye's frustum
+uniform vec4 eyeTexels;      // this eye's part of the textures: u at its left and right edge, then the
+                             // u and v range of texel centres inside it (sampling never crosses eyes)
+uniform vec2 vRange;
+uniform float near;
+uniform float hasDepth;
+uniform float useAlpha;
+varying vec2 screen;
+
+// Image coordinates (0..1, v down) of a point in the source eye's frame.
+vec2 project(vec3 p) {
+  vec2 t = p.xy / max(-p.z, 1e-9);
+  return vec2((t.x - source.x) / (source.y - source.x), (source.w - t.y) / (source.w - source.z));
+}
+
+vec2 texel(vec2 image) {
+  return clamp(vec2(mix(eyeTexels.x, eyeTexels.y, image.x), image.y),
+               vec2(eyeTexels.z, vRange.x), vec2(eyeTexels.w, vRange.y));
+}
+
+float inverseDepth(vec2 image) {
+  vec4 s = texture2D(depth, texel(image));
+  return floor((s.a * 256.0 + s.r) * 255.0 + 0.5);
+}
+
+// The source image point seen along the current ray at inverse depth q (read at the previous point).
+vec2 refine(float q, vec3 ray, vec2 far) {
+  if (q < 0.5) return far;  // nothing was hit there: infinitely far
+  float z = near * 65535.0 / q;
+  float s = (-z - origin.z) / min(ray.z, -1e-9);
+  vec3 p = origin + s * ray;
+  return (s > 0.0 && p.z < 0.0) ? project(p) : far;
+}
+
+void main() {
+  vec3 ray = toSource * vec3(mix(target.x, target.y, screen.x), mix(target.z, target.w, screen.y), -1.0);
+  vec2 far = project(ray);
+  vec2 image = far;
+  if (hasDepth > 0.5) {
+    vec2 previous = image;
+    float previousQ = 0.0;
+    for (int i = 0; i < 4; ++i) {
+      previous = image;
+      previousQ = inverseDepth(image);
+      image = refine(previousQ, ray, far);
+    }
+    if (previousQ < inverseDepth(image)) image = previous;
+  }
+  vec2 uv = texel(image);
+  vec3 rgb = texture2D(colour, uv).rgb;
+  float alpha = 1.0;
+  if (useAlpha > 0.5) alpha = texture2D(alphaMap, uv).r;
+  gl_FragColor = vec4(rgb, alpha);
+}`;
+
+function compile(gl, vertex, fragment) {
+  const program = gl.createProgram();
+  for (const [kind, text] of [[gl.VERTEX_SHADER, vertex], [gl.FRAGMENT_SHADER, fragment]]) {
+    const shader = gl.createShader(kind);
+    gl.shaderSource(shader, text);
+    gl.compileShader(shader);
+    if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(shader));
+    gl.attachShader(program, shader);
+  }
+  gl.linkProgram(program);
+  if (!gl.getProgramParameter(program, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(program));
+  return program;
+}
+
+function makeTexture(gl, filter) {
+  const texture = gl.createTexture();
+  gl.bindTexture(gl.TEXTURE_2D, texture);
+  for (const [name, value] of [[gl.TEXTURE_MIN_FILTER, filter], [gl.TEXTURE_MAG_FILTER, filter],
+    [gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE], [gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE]]) {
+    gl.texParameteri(gl.TEXTURE_2D, name, value);
+  }
+  return texture;
+}
+
+// The frustum a page asked for, from one rendered `guardDegrees` wider on every side.
+export function withoutGuardBand(frustum, guardDegrees) {
+  if (!(guardDegrees > 0)) return frustum;
+  const g = (guardDegrees * Math.PI) / 180;
+  const [left, right, bottom, top] = frustum;
+  return [Math.tan(Math.atan(left) + g), Math.tan(Math.atan(right) - g), Math.tan(Math.atan(bottom) + g), Math.tan(Math.atan(top) - g)];
+}
+
+// An eye pose moved with its head: `eye` belongs to a head at `from`; returns where it is with the head
+// at `to` (each { position, orientation }).
+export function carryEye(eye, from, to) {
+  const turn = multiply(to.orientation, conjugate(from.orientation));
+  return {
+    position: rotate(turn, subtract(eye.position, from.position)).map((v, i) => v + to.position[i]),
+    orientation: multiply(turn, eye.orientation),
+    frustum: eye.frustum,
+  };
+}
+
+// Owns the textures of the newest frame on one WebGL context and draws its eyes reprojected.
+export class Reprojector {
+  constructor(gl) {
+    this.gl = gl;
+    this.program = compile(gl, VERTEX_SHADER, FRAGMENT_SHADER);
+    const uniforms = ['colour', 'depth', 'alphaMap', 'toSource', 'origin', 'target', 'source', 'eyeTexels', 'vRange',
+      'near', 'hasDepth', 'useAlpha'];
+    this.uniforms = Object.fromEntries(uniforms.map((name) => [name, gl.getUniformLocation(this.program, name)]));
+    this.corner = gl.getAttribLocation(this.program, 'corner');
+    this.quad = gl.createBuffer();
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.quad);
+    gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 1, -1, -1, 1, 1, 1]), gl.STATIC_DRAW);
+    this.colour = makeTexture(gl, gl.LINEAR);
+    this.depth = makeTexture(gl, gl.NEAREST);
+    this.alpha = makeTexture(gl, gl.LINEAR);
+    for (const [texture, format] of [[this.depth, gl.LUMINANCE_ALPHA], [this.alpha, gl.LUMINANCE]]) {
+      gl.bindTexture(gl.TEXTURE_2D, texture);
+      gl.texImage2D(gl.TEXTURE_2D, 0, format, 1, 1, 0, format, gl.UNSIGNED_BYTE, new Uint8Array(format === gl.LUMINANCE ? 1 : 2));
+    }
+    this.frame = null;  // { eyes, width (per eye), height, views, near, hasDepth, hasAlpha }
+    this.sizes = { colour: '', depth: '', alpha: '' };
+  }
+
+  get ready() {
+    return this.frame !== null;
+  }
+
+  // A decoded frame: `bands` [{ y, bitmap }] of the eyes side by side (eyes * width x height),
+  // `views` the eyes it was rendered from ({ position, orientation, frustum } each), `depth` the raw
+  // little-endian uint16 inverse depths (or null) with `near`, `alpha` the uint8 alphas (or null).
+  upload({ eyes, width, height, bands, views, depth, near, alpha }) {
+    const gl = this.gl;
+    const total = eyes * width;
+    gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
+    this.storeTexture(this.colour, 'colour', gl.RGBA, total, height, null);
+    for (const band of bands) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, band.y, gl.RGBA, gl.UNSIGNED_BYTE, band.bitmap);
+    const hasDepth = depth && depth.length === total * height * 2 && near > 0;
+    if (hasDepth) this.storeTexture(this.depth, 'depth', gl.LUMINANCE_ALPHA, total, height, depth);
+    const hasAlpha = alpha && alpha.length === total * height;
+    if (hasAlpha) this.storeTexture(this.alpha, 'alpha', gl.LUMINANCE, total, height, alpha);
+    this.frame = { eyes, width, height, views, near: near || 0, hasDepth: !!hasDepth, hasAlpha: !!hasAlpha };
+  }
+
+  storeTexture(texture, name, format, width, height, pixels) {
+    const gl = this.gl;
+    gl.bindTexture(gl.TEXTURE_2D, texture);
+    const size = `${width}x${height}`;
+    if (this.sizes[name] !== size) {
+      gl.texImage2D(gl.TEXTURE_2D, 0, format, width, height, 0, format, gl.UNSIGNED_BYTE, pixels);
+      this.sizes[name] = size;
+    } else if (pixels) {
+      gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, width, height, format, gl.UNSIGNED_BYTE, pixels);
+    }
+  }
+
+  // Draws eye `eye` of the frame into the bound framebuffer's `viewport` ([x, y, width, height]) as seen
+  // by `current` ({ position, orientation, frustum }); with reproject false, as it was rendered (the
+  // source eye's own pose, the current frustum). `useAlpha`: output the frame's alpha (premultiplied
+  // colour) rather than 1.
+  drawEye(eye, current, viewport, { reproject = true, useAlpha = false } = {}) {
+    const frame = this.frame;
+    if (!frame) return false;
+    const gl = this.gl;
+    const u = this.uniforms;
+    const sourceEye = frame.views[Math.min(eye, frame.views.length - 1)];
+    const textureEye = Math.min(eye, frame.eyes - 1);
+    const pose = reproject ? current : sourceEye;
+    const inverse = conjugate(sourceEye.orientation);
+    gl.useProgram(this.program);
+    gl.viewport(viewport[0], viewport[1], viewport[2], viewport[3]);
+    gl.uniformMatrix3fv(u.toSource, false, matrix3(multiply(inverse, pose.orientation)));
+    gl.uniform3fv(u.origin, rotate(inverse, subtract(pose.position, sourceEye.position)));
+    gl.uniform4fv(u.target, current.frustum);
+    gl.uniform4fv(u.source, sourceEye.frustum);
+    const total = frame.eyes * frame.width;
+    gl.uniform4f(u.eyeTexels, textureEye / frame.eyes, (textureEye + 1) / frame.eyes,
+      (textureEye * frame.width + 0.5) / total, ((textureEye + 1) * frame.width - 0.5) / total);
+    gl.uniform2f(u.vRange, 0.5 / frame.height, 1 - 0.5 / frame.height);
+    gl.uniform1f(u.near, frame.near);
+    gl.uniform1f(u.hasDepth, frame.hasDepth && reproject ? 1 : 0);
+    gl.uniform1f(u.useAlpha, useAlpha && frame.hasAlpha ? 1 : 0);
+    [[this.colour, 'colour'], [this.depth, 'depth'], [this.alpha, 'alphaMap']].forEach(([texture, name], unit) => {
+      gl.activeTexture(gl.TEXTURE0 + unit);
+      gl.bindTexture(gl.TEXTURE_2D, texture);
+      gl.uniform1i(u[name], unit);
+    });
+    gl.activeTexture(gl.TEXTURE0);
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.quad);
+    gl.enableVertexAttribArray(this.corner);
+    gl.vertexAttribPointer(this.corner, 2, gl.FLOAT, false, 0, 0);
+    gl.disable(gl.BLEND);
+    gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
+    this.lastDraw = { eye, position: [...current.position], orientation: [...current.orientation] };
+    return true;
+  }
+}
