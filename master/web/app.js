@@ -86,6 +86,7 @@ const connection = new LiveConnection(socketUrl(window.location),
       newestDecoded = 0;  // a restarted master counts frames from the start again
       setBadge('connection', 'connected', 'ok');
       dashboard.showQrCode(params.get('token') || '');
+      if (xr.active) connection.takeControl();  // back after a drop: the headset drives again
       dashboard.addEvent('connected', 'local');
     },
     onClose: (code, reason) => {
@@ -146,6 +147,10 @@ function onSession(message) {
   }
   $('take-control').hidden = message.role === 'drive';
   xr.floorPoint = floorPoint(message);
+  // A master that restarted or forgot: an AR page keeps its see-through background.
+  if (arBackground && message.role === 'drive' && message.background && message.background !== 'transparent') {
+    connection.sendSettings({ background: 'transparent' });
+  }
   dashboard.showSession(message);
 }
 

@@ -560,7 +560,7 @@ def case_display_rate(c, args):
     """A slow cluster (about 2 frames a second) and a headset at display rate: tracking noise sends no
     pose (a dead band, one resend a second), and while the head turns every display frame draws the
     newest frame reprojected to that display frame's own eye poses."""
-    c.start_workers(slowdown_ms=40)
+    c.start_workers(slowdown_ms=20)
     c.start_master('--mode', 'raytrace', '--max-samples', '1')
     c.open_page([fake_xr_script(xr_config())])
     pose = enter_xr(c)
@@ -701,9 +701,10 @@ def case_ar(c, args):
 # The page's reprojection on its own, timed: a synthetic stereo frame (colour gradient, depth of a
 # tilted plane) of `eye` pixels an eye, drawn reprojected into a layer of the same size, `count` times,
 # each finished (gl.finish and a one-pixel read) before the next; resolves to ms a display frame.
+# `variant`: 'depth' (the full warp), 'rotation' (a frame without depth), 'paste' (reprojection off).
 REPROJECTION_COST_JS = """
     const done = arguments[arguments.length - 1];
-    const [eyeWidth, eyeHeight, count] = arguments;
+    const [eyeWidth, eyeHeight, count, variant] = arguments;
     import('/reproject.js').then(async ({ Reprojector }) => {
       const canvas = document.createElement('canvas');
       canvas.width = 2 * eyeWidth;
@@ -726,12 +727,13 @@ REPROJECTION_COST_JS = """
       }
       const eye = (x) => ({ position: [x, 1.6, 0], orientation: [1, 0, 0, 0], frustum: [-1, 1, -1, 1] });
       reprojector.upload({ eyes: 2, width: eyeWidth, height: eyeHeight, bands: [{ y: 0, bitmap }], views: [eye(-0.032), eye(0.032)],
-        depth, near: 0.1, alpha: null });
+        depth: variant === 'depth' ? depth : null, near: 0.1, alpha: null });
       const turned = (x, k) => ({ position: [x + 0.001 * k, 1.6, 0], orientation: [Math.cos(0.01 * k), 0, Math.sin(0.01 * k), 0], frustum: [-1, 1, -1, 1] });
       const pixel = new Uint8Array(4);
+      const options = { reproject: variant !== 'paste' };
       const draw = (k) => {
-        reprojector.drawEye(0, turned(-0.032, k), [0, 0, eyeWidth, eyeHeight]);
-        reprojector.drawEye(1, turned(0.032, k), [eyeWidth, 0, eyeWidth, eyeHeight]);
+        reprojector.drawEye(0, turned(-0.032, k), [0, 0, eyeWidth, eyeHeight], options);
+        reprojector.drawEye(1, turned(0.032, k), [eyeWidth, 0, eyeWidth, eyeHeight], options);
         gl.finish();
         gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, pixel);
       };
@@ -752,10 +754,14 @@ def case_reprojection_cost(c, args):
         const info = gl.getExtension('WEBGL_debug_renderer_info');
         return info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER);""")
     print(f'renderer: {renderer}')
-    for width, height, count in ((160, 120, 200), (1024, 1024, 10)):
-        ms = c.driver.execute_async_script(REPROJECTION_COST_JS, width, height, count)
-        assert isinstance(ms, (int, float)), ms
-        print(f'reprojection of 2x{width}x{height}: {ms:.2f} ms a display frame (mean of {count})')
+    print(f'{"ms a display frame":>20}  {"with depth":>10}  {"rotation only":>13}  {"pasted (off)":>12}')
+    for width, height, count in ((160, 120, 100), (1024, 1024, 5)):
+        row = []
+        for variant in ('depth', 'rotation', 'paste'):
+            ms = c.driver.execute_async_script(REPROJECTION_COST_JS, width, height, count, variant)
+            assert isinstance(ms, (int, float)), ms
+            row.append(ms)
+        print(f'{f"2x{width}x{height}":>20}  {row[0]:10.2f}  {row[1]:13.2f}  {row[2]:12.2f}')
 
 
 def tessera_render_eyes(c, pose, aa=1):
