@@ -606,6 +606,41 @@ def case_display_rate(c, args):
     assert checked >= 100 and len(frames_shown) >= 2, (checked, frames_shown)
 
 
+def case_xr_panel(c, args):
+    """The headset's status panel: connected and the rates while all is well, "frames stalled" when the
+    head moves and no frame follows for half a second (workers frozen), "master gone" when it stops;
+    the panel is drawn into both eyes of the layer."""
+    c.start_workers()
+    c.start_master('--mode', 'raytrace', '--max-samples', '1')
+    c.open_page([fake_xr_script(xr_config())])
+    c.wait_for('the Enter VR button', lambda: c.js("return !document.getElementById('enter-vr').hidden"))
+    c.driver.find_element('id', 'enter-vr').click()
+    panel = lambda: [line['text'] for line in c.js('return window.tessera.xr.panel?.lines ?? []')]
+    c.wait_for('the panel saying connected', lambda: any(t.startswith('connected, driving') for t in panel()))
+    wait_until_quiet(c)
+    xr_frames_pass(c)
+    without = c.dir / 'without_panel.png'
+    with_panel = c.dir / 'with_panel.png'
+    layer_png(c, with_panel)
+    c.driver.find_element('id', 'xr-panel').click()
+    xr_frames_pass(c)
+    layer_png(c, without)
+    c.driver.find_element('id', 'xr-panel').click()
+    difference = compare(c, with_panel, without)
+    assert difference['mse'] > 0, 'the panel drew nothing into the layer'
+    if args.artifacts:
+        (Path(args.artifacts) / 'xr_panel.png').write_bytes(with_panel.read_bytes())
+    c.pause_workers()
+    try:
+        c.js('window.__fakeXr.setPose(arguments[0])', xr_pose(12))
+        c.wait_for('"frames stalled" on the panel', lambda: any(t.startswith('frames stalled') for t in panel()), timeout=10)
+    finally:
+        c.resume_workers()
+    c.wait_for('the stall over', lambda: not any(t.startswith('frames stalled') for t in panel()), timeout=20)
+    c.master.stop()
+    c.wait_for('"master gone" on the panel', lambda: any(t.startswith('master gone') for t in panel()), timeout=10)
+
+
 # The XR layer drawn over a checkerboard (the "real world" behind a see-through display), as PNG bytes,
 # and the layer's alpha at its four corners and the most opaque alpha in it.
 AR_COMPOSITE_JS = """
