@@ -779,6 +779,94 @@ REPROJECTION_COST_JS = """
     }).catch((error) => done(String(error)));"""
 
 
+# reproject.js against an analytic scene: a patterned square 1.5 units in front of a patterned wall 4
+# units away, traced per pixel in JavaScript with the protocol's depth encoding. The frame is rendered
+# from one eye and drawn from another; resolves to the PSNR (dB) of the drawing against the scene traced
+# from that other eye, with depth and without (rotation only), and the worst difference of a drawing
+# from the unmoved eye against the frame itself.
+SYNTHETIC_REPROJECTION_JS = """
+    const done = arguments[arguments.length - 1];
+    const [move, yawDegrees] = arguments;
+    import('/reproject.js').then(async ({ Reprojector }) => {
+      const W = 160, H = 120, near = 0.5, frustum = [-0.6, 0.6, -0.45, 0.45];
+      const yaw = yawDegrees * Math.PI / 180;
+      const orientation = [Math.cos(yaw / 2), 0, Math.sin(yaw / 2), 0];
+      const shade = (x, y, k) => 128 + 100 * Math.sin(x * k) * Math.cos(y * k * 0.7);
+      const trace = (position, turn) => {
+        const rgba = new Uint8ClampedArray(W * H * 4), depth = new Uint8Array(W * H * 2);
+        for (let j = 0; j < H; ++j) for (let i = 0; i < W; ++i) {
+          const ex = frustum[0] + (i + 0.5) / W * (frustum[1] - frustum[0]);
+          const ey = frustum[3] - (j + 0.5) / H * (frustum[3] - frustum[2]);
+          const d = [ex * Math.cos(turn) - Math.sin(turn), ey, -ex * Math.sin(turn) - Math.cos(turn)];
+          let t = (-1.5 - position[2]) / d[2], p = d.map((v, k) => position[k] + t * v);
+          const front = Math.abs(p[0]) < 0.5 && Math.abs(p[1]) < 0.4;
+          if (!front) { t = (-4 - position[2]) / d[2]; p = d.map((v, k) => position[k] + t * v); }
+          const o = (j * W + i) * 4;
+          rgba[o] = front ? shade(p[0], p[1], 9) : shade(p[0], p[1], 4);
+          rgba[o + 1] = front ? 230 : shade(p[1], p[0], 3);
+          rgba[o + 2] = front ? 40 : 90;
+          rgba[o + 3] = 255;
+          const q = Math.round(65535 * Math.min(1, near / t));  // t: depth along the eye's axis (d.z of the eye is -1)
+          depth[(j * W + i) * 2] = q & 255;
+          depth[(j * W + i) * 2 + 1] = q >> 8;
+        }
+        return { rgba, depth };
+      };
+      const source = trace([0, 0, 0], 0);
+      const target = trace(move, yaw);
+      const canvas = document.createElement('canvas');
+      canvas.width = W;
+      canvas.height = H;
+      const gl = canvas.getContext('webgl', { antialias: false });
+      const reprojector = new Reprojector(gl);
+      const bitmap = await createImageBitmap(new ImageData(source.rgba, W, H));
+      const views = [{ position: [0, 0, 0], orientation: [1, 0, 0, 0], frustum }];
+      const drawn = (eye) => {
+        reprojector.drawEye(0, eye, [0, 0, W, H]);
+        const pixels = new Uint8Array(W * H * 4);
+        gl.readPixels(0, 0, W, H, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
+        return pixels;
+      };
+      const psnr = (pixels, image) => {
+        let sum = 0, worst = 0;
+        for (let j = 0; j < H; ++j) for (let i = 0; i < W * 4; ++i) {
+          if (i % 4 === 3) continue;
+          const e = pixels[(H - 1 - j) * W * 4 + i] - image[j * W * 4 + i];
+          sum += e * e;
+          worst = Math.max(worst, Math.abs(e));
+        }
+        return [10 * Math.log10(255 * 255 / (sum / (W * H * 3))), worst];
+      };
+      const moved = { position: move, orientation, frustum };
+      reprojector.upload({ eyes: 1, width: W, height: H, bands: [{ y: 0, bitmap }], views, depth: source.depth, near, alpha: null });
+      const identity = psnr(drawn(views[0]), source.rgba)[1];
+      const withDepth = psnr(drawn(moved), target.rgba)[0];
+      reprojector.upload({ eyes: 1, width: W, height: H, bands: [{ y: 0, bitmap }], views, depth: null, near, alpha: null });
+      const rotationOnly = psnr(drawn(moved), target.rgba)[0];
+      const stale = psnr(source.rgba.map((v, k) => source.rgba[((H - 1 - Math.floor(k / (W * 4))) * W * 4) + k % (W * 4)]), target.rgba)[0];
+      done({ identity, withDepth, rotationOnly, stale });
+    }).catch((error) => done(String(error)));"""
+
+
+def case_reprojection_depth(c, args):
+    """The depth-guided warp on an analytic scene (a square in front of a wall), independent of the
+    workers: drawn from the unmoved eye it is the frame; from an eye moved sideways (and turned), with
+    the frame's depth it is much nearer the scene seen from there than rotation-only reprojection."""
+    c.start_workers(count=1)
+    c.start_master('--mode', 'raytrace')
+    c.open_page()
+    rows = []
+    for name, move, yaw in (('moved 5 cm', [0.05, 0, 0], 0), ('moved 10 cm, turned 3 deg', [0.1, 0, 0.05], 3)):
+        result = c.driver.execute_async_script(SYNTHETIC_REPROJECTION_JS, move, yaw)
+        assert isinstance(result, dict), result
+        rows.append((name, result))
+        print(f'{name}: stale {result["stale"]:.2f} dB, rotation only {result["rotationOnly"]:.2f} dB, '
+              f'with depth {result["withDepth"]:.2f} dB; unmoved eye vs frame: worst {result["identity"]} levels')
+    for name, result in rows:
+        assert result['identity'] <= 2, f'{name}: drawn from the unmoved eye, {result["identity"]} levels off the frame'
+        assert result['withDepth'] >= result['rotationOnly'] + 4, f'{name}: depth does not help: {result}'
+
+
 def case_reprojection_cost(c, args):
     """What reprojection costs the page a display frame (both eyes), at the tests' 2x160x120 and at a
     headset's 2x1024x1024, in this browser (headless Chromium: software GL, SwiftShader)."""
