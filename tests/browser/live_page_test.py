@@ -134,6 +134,11 @@ def case_token(c, args):
 
     c.open_page()
     assert c.js("return document.getElementById('connection').textContent") == 'connected'
+    # The QR code of the page's address, where the master draws one.
+    qr_served = c.http_get(f'/qr.svg?token={token}')[0] == 200
+    c.wait_for('the QR code shown' if qr_served else 'no QR code', lambda: c.js(
+        "const img = document.getElementById('qr-image'); return !document.getElementById('qr').hidden && img.complete && img.naturalWidth > 0")
+        == qr_served, timeout=10)
     assert c.js("return document.getElementById('role').textContent") == 'driving'
     for query in ('', f'?token={wrong}'):
         result = refused_socket(c, query)
@@ -951,6 +956,8 @@ def case_bands(c, args):
                                       and m.get('page_ms', {}).get('decode', 0) > 0), None), timeout=10)
     assert status['page_ms']['network'] >= 0 and status['page_ms']['draw'] >= 0, status
     c.wait_for('the dashboard showing them', lambda: 'decode' in c.js("return document.getElementById('master-status').textContent"))
+    if 'page_mbit_s' in status:  # masters that count the pages' link
+        c.wait_for('the page link rate on the dashboard', lambda: 'Mbit/s' in c.js("return document.getElementById('page-link').textContent"))
 
 
 def case_worker_loss(c, args):
