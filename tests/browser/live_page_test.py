@@ -720,6 +720,9 @@ def case_ar(c, args):
     assert len(lights) == 1, f'an unchanged light estimate was sent {len(lights)} times'
 
     # The layer: transparent where the scene has nothing, once the master renders a transparent background.
+    if 'background' not in last_session(c):
+        print('this master knows no AR messages (it closes the connection on them): the rest is not checked')
+        return
     wait_for_frame_of_pose(c, moved['id'])
     alpha_frames = [f for f in frames(c) if 'alpha' in f and f['pose_id'] >= moved['id']]
     if alpha_frames:
