@@ -540,6 +540,46 @@ def case_reprojection(c, args):
         assert reprojected > stale, f'{name}: with depth, reprojected {reprojected:.2f} dB is no nearer than stale {stale:.2f} dB'
 
 
+def canvas_png(c, element_id, path):
+    import base64
+    data = c.js(f"return document.getElementById('{element_id}').toDataURL('image/png')")
+    Path(path).write_bytes(base64.b64decode(data.split(',', 1)[1]))
+    return path
+
+
+def case_flat_reprojection(c, args):
+    """The flat view with the workers frozen: a drag turns the camera and the view over the frame canvas
+    follows at once (the frame reprojected to the camera's pose), nearer tessera-render at the new pose
+    than the frame as it was; with reproject unchecked the frame shows as it came."""
+    c.start_workers()
+    c.start_master('--mode', 'raytrace', '--max-samples', '1')
+    c.open_page()
+    wait_until_quiet(c)
+    c.pause_workers()
+    try:
+        from selenium.webdriver.common.action_chains import ActionChains
+        sent = len(pose_messages(c))
+        view = c.driver.find_element('id', 'view')
+        ActionChains(c.driver).move_to_element(view).click_and_hold().move_by_offset(-30, 0).pause(0.2).release().perform()
+        turned = c.wait_for('the turned pose sent', lambda: pose_messages(c)[sent:] and pose_messages(c)[-1])
+        time.sleep(0.3)
+        canvas_png(c, 'reprojected-canvas', c.dir / 'flat_reprojected.png')
+        canvas_png(c, 'frame-canvas', c.dir / 'flat_stale.png')
+    finally:
+        c.resume_workers()
+    session = last_session(c)
+    top = math.tan(math.radians(session['scene']['camera']['fov']) / 2)
+    right = top * session['size'][0] / session['size'][1]
+    reference = tessera_render_eyes(c, {'views': [{'position': turned['position'], 'orientation': turned['orientation'],
+                                                   'frustum': [-right, right, -top, top]}]})
+    stale = compare(c, c.dir / 'flat_stale.png', reference)['psnr']
+    reprojected = compare(c, c.dir / 'flat_reprojected.png', reference)['psnr']
+    print(f'flat view turned by a drag: stale {stale:.2f} dB, reprojected {reprojected:.2f} dB')
+    assert reprojected >= stale + 3, f'the reprojected flat view ({reprojected:.2f} dB) is no nearer the new pose than the frame ({stale:.2f} dB)'
+    c.driver.find_element('id', 'reproject').click()
+    assert c.js("return document.getElementById('reprojected-canvas').hidden"), 'reproject unchecked, the reprojected view still shows'
+
+
 # Every display frame a new head pose, turning `degrees_per_s`; with `noise`, tracking noise about a
 # still head instead (+-0.02 degrees, +-0.1 mm).
 MOVE_HEAD_JS = """
