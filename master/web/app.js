@@ -32,6 +32,7 @@ let flatFrame = null;              // the frame the flat view reprojects: { head
 let lastPoseSent = { id: 0, t: 0 };
 let newestFramePose = 0;           // pose id of the newest frame received
 let arBackground = false;          // this page asked for a transparent background for AR
+let backgroundAfterReconnect = false;
 const reprojectBox = $('reproject');
 reprojectBox.checked = params.get('reproject') !== '0';
 const flatReprojector = makeFlatReprojector();
@@ -87,6 +88,7 @@ const connection = new LiveConnection(socketUrl(window.location),
       setBadge('connection', 'connected', 'ok');
       dashboard.showQrCode(params.get('token') || '');
       if (xr.active) connection.takeControl();  // back after a drop: the headset drives again
+      backgroundAfterReconnect = arBackground;
       dashboard.addEvent('connected', 'local');
     },
     onClose: (code, reason) => {
@@ -147,9 +149,11 @@ function onSession(message) {
   }
   $('take-control').hidden = message.role === 'drive';
   xr.floorPoint = floorPoint(message);
-  // A master that restarted or forgot: an AR page keeps its see-through background.
-  if (arBackground && message.role === 'drive' && message.background && message.background !== 'transparent') {
-    connection.sendSettings({ background: 'transparent' });
+  // Back after a drop (the master may have restarted): an AR page asks for its see-through background
+  // again, once (a master that refuses it says so with an event).
+  if (backgroundAfterReconnect && message.role === 'drive') {
+    backgroundAfterReconnect = false;
+    if (arBackground && message.background !== 'transparent') connection.sendSettings({ background: 'transparent' });
   }
   dashboard.showSession(message);
 }
