@@ -69,7 +69,7 @@ export async function offeredModes() {
 //   onPose({ position, orientation, views, gaze }): the head moved past the dead band (or `resend()`);
 //   onEyeSize([w, h]): the image size each eye wants (the layer's per-eye resolution times `quality`);
 //   onPlace(floor): AR tap-to-place put the scene point `floor` on a real surface;
-//   onLight(direction, irradiance): the estimated real light changed (scene space);
+//   onLight(direction, irradiance): the estimated real light changed (scene space); true once sent;
 //   onEnd().
 export class XrDriver {
   constructor(callbacks) {
@@ -372,7 +372,7 @@ export class XrDriver {
       const change = Math.hypot(...subtract(irradiance, last.irradiance)) / before;
       if (turn < LIGHT_TURN_RADIANS && change < LIGHT_CHANGE) return;
     }
-    this.lastLight = { direction, irradiance, t };
-    this.callbacks.onLight?.(direction, irradiance);
+    // Kept as the last one sent only once sent: one estimated while the master is away goes later.
+    if (this.callbacks.onLight?.(direction, irradiance)) this.lastLight = { direction, irradiance, t };
   }
 }
