@@ -35,6 +35,7 @@ uniform vec2 vRange;
 uniform float near;
 uniform float hasDepth;
 uniform float useAlpha;
+uniform vec2 depthOut;       // the depth buffer value at current-eye depth s (scene units): x + y / s
 varying vec2 screen;
 
 // Image coordinates (0..1, v down) of a point in the source eye's frame.
@@ -53,11 +54,17 @@ float inverseDepth(vec2 image) {
   return floor((s.a * 256.0 + s.r) * 255.0 + 0.5);
 }
 
+// How far along the current ray (in the current eye's depth, as the ray's z there is -1) the point lies
+// whose depth in the source eye is that of inverse depth q; 0 for nothing hit (infinitely far).
+float rayDepth(float q, vec3 ray) {
+  if (q < 0.5) return 0.0;
+  float z = near * 65535.0 / q;
+  return (-z - origin.z) / min(ray.z, -1e-9);
+}
+
 // The source image point seen along the current ray at inverse depth q (read at the previous point).
 vec2 refine(float q, vec3 ray, vec2 far) {
-  if (q < 0.5) return far;  // nothing was hit there: infinitely far
-  float z = near * 65535.0 / q;
-  float s = (-z - origin.z) / min(ray.z, -1e-9);
+  float s = rayDepth(q, ray);
   vec3 p = origin + s * ray;
   return (s > 0.0 && p.z < 0.0) ? project(p) : far;
 }
@@ -66,6 +73,7 @@ void main() {
   vec3 ray = toSource * vec3(mix(target.x, target.y, screen.x), mix(target.z, target.w, screen.y), -1.0);
   vec2 far = project(ray);
   vec2 image = far;
+  float q = 0.0;
   if (hasDepth > 0.5) {
     vec2 previous = image;
     float previousQ = 0.0;
@@ -74,8 +82,16 @@ void main() {
       previousQ = inverseDepth(image);
       image = refine(previousQ, ray, far);
     }
-    if (previousQ < inverseDepth(image)) image = previous;
+    q = inverseDepth(image);
+    if (previousQ < q) {
+      image = previous;
+      q = previousQ;
+    }
   }
+#ifdef WRITE_DEPTH
+  float s = rayDepth(q, ray);
+  gl_FragDepthEXT = s > 0.0 ? clamp(depthOut.x + depthOut.y / s, 0.0, 1.0) : 1.0;
+#endif
   vec2 uv = texel(image);
   vec3 rgb = texture2D(colour, uv).rgb;
   float alpha = 1.0;
@@ -130,9 +146,13 @@ export function carryEye(eye, from, to) {
 export class Reprojector {
   constructor(gl) {
     this.gl = gl;
-    this.program = compile(gl, VERTEX_SHADER, FRAGMENT_SHADER);
+    // With EXT_frag_depth the warp also writes each pixel's depth, so a compositor that reprojects
+    // with the layer's depth (XRWebGLLayer, ignoreDepthValues false) sees the scene's shape.
+    this.writesDepth = !!gl.getExtension('EXT_frag_depth');
+    const prefix = this.writesDepth ? '#extension GL_EXT_frag_depth : enable\n#define WRITE_DEPTH\n' : '';
+    this.program = compile(gl, VERTEX_SHADER, prefix + FRAGMENT_SHADER);
     const uniforms = ['colour', 'depth', 'alphaMap', 'toSource', 'origin', 'target', 'source', 'eyeTexels', 'vRange',
-      'near', 'hasDepth', 'useAlpha'];
+      'near', 'hasDepth', 'useAlpha', 'depthOut'];
     this.uniforms = Object.fromEntries(uniforms.map((name) => [name, gl.getUniformLocation(this.program, name)]));
     this.corner = gl.getAttribLocation(this.program, 'corner');
     this.quad = gl.createBuffer();
@@ -184,8 +204,9 @@ export class Reprojector {
   // Draws eye `eye` of the frame into the bound framebuffer's `viewport` ([x, y, width, height]) as seen
   // by `current` ({ position, orientation, frustum }); with reproject false, as it was rendered (the
   // source eye's own pose, the current frustum). `useAlpha`: output the frame's alpha (premultiplied
-  // colour) rather than 1.
-  drawEye(eye, current, viewport, { reproject = true, useAlpha = false } = {}) {
+  // colour) rather than 1. `depthRange` { near, far, unitsPerMeter } (near and far in metres, as
+  // XRRenderState's depthNear and depthFar): write the depth buffer for that projection.
+  drawEye(eye, current, viewport, { reproject = true, useAlpha = false, depthRange = null } = {}) {
     const frame = this.frame;
     if (!frame) return false;
     const gl = this.gl;
@@ -216,8 +237,18 @@ export class Reprojector {
     gl.bindBuffer(gl.ARRAY_BUFFER, this.quad);
     gl.enableVertexAttribArray(this.corner);
     gl.vertexAttribPointer(this.corner, 2, gl.FLOAT, false, 0, 0);
+    if (this.writesDepth && depthRange) {
+      // Window depth of a perspective projection at eye depth d metres: f / (f - n) - f n / ((f - n) d).
+      const { near, far, unitsPerMeter } = depthRange;
+      gl.uniform2f(u.depthOut, far / (far - near), (-far * near * unitsPerMeter) / (far - near));
+      gl.enable(gl.DEPTH_TEST);
+      gl.depthFunc(gl.ALWAYS);  // every pixel is drawn once; the test is on only so depth is written
+    } else {
+      gl.uniform2f(u.depthOut, 1, 0);
+    }
     gl.disable(gl.BLEND);
     gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
+    gl.disable(gl.DEPTH_TEST);
     this.lastDraw = { eye, position: [...current.position], orientation: [...current.orientation] };
     return true;
   }

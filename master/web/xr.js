@@ -110,7 +110,7 @@ export class XrDriver {
       this.canvas = canvas;
       this.reprojector = new Reprojector(gl);
       this.panel = new XrPanel(gl);
-      await session.updateRenderState({ baseLayer: new XRWebGLLayer(session, gl) });
+      await session.updateRenderState({ baseLayer: new XRWebGLLayer(session, gl, { depth: true, ignoreDepthValues: false }) });
       this.space = await session.requestReferenceSpace('local');
       if (mode === 'immersive-ar') await this.startAr(session);
     } catch (error) {
@@ -251,13 +251,16 @@ export class XrDriver {
     const seeThrough = this.blendMode !== 'opaque';
     const clear = seeThrough ? [0, 0, 0, 0] : this.clearColour;
     gl.clearColor(clear[0], clear[1], clear[2], clear[3]);
-    gl.clear(gl.COLOR_BUFFER_BIT);
+    gl.clearDepth(1);
+    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
+    const state = this.session.renderState;
+    const depthRange = { near: state.depthNear ?? 0.1, far: state.depthFar ?? 1000, unitsPerMeter: this.unitsPerMeter };
     const drawn = [];
     xrViews.forEach((xrView, i) => {
       const viewport = layer.getViewport(xrView);
       if (!viewport) return;
       const rect = [viewport.x, viewport.y, viewport.width, viewport.height];
-      if (this.reprojector.drawEye(i, views[i], rect, { reproject: this.reproject, useAlpha: this.blendMode === 'alpha-blend' })) {
+      if (this.reprojector.drawEye(i, views[i], rect, { reproject: this.reproject, useAlpha: this.blendMode === 'alpha-blend', depthRange })) {
         drawn.push({ position: views[i].position, orientation: views[i].orientation });
       }
       if (this.showPanel) {
