@@ -75,7 +75,7 @@ const xr = new XrDriver({
     }
     $('latency-label').textContent = 'pose → photon';
     $('ar-controls').hidden = true;
-    reprojectedCanvas.hidden = !reprojectBox.checked;
+    reprojectedCanvas.hidden = !flatReprojector;
     needPose = true;
   },
 });
@@ -247,9 +247,7 @@ function drawPending() {
 function makeFlatReprojector() {
   const gl = reprojectedCanvas.getContext('webgl', { alpha: false, preserveDrawingBuffer: true, antialias: false });
   if (!gl) {
-    reprojectBox.checked = false;
-    reprojectBox.disabled = true;
-    reprojectedCanvas.hidden = true;
+    reprojectedCanvas.hidden = true;  // the frame canvas below shows the frames as they come
     return null;
   }
   return new Reprojector(gl);
@@ -292,15 +290,13 @@ function drawFlat() {
   const now = { position: camera.position, orientation: camera.orientation };
   for (let eye = 0; eye < eyes; ++eye) {
     const current = { ...carryEye(views[eye], viewer, now), frustum: shown[eye] };
-    flatReprojector.drawEye(eye, current, [eye * width, 0, width, height]);
+    flatReprojector.drawEye(eye, current, [eye * width, 0, width, height], { reproject: reprojectBox.checked });
   }
 }
 
-reprojectBox.addEventListener('change', () => {
-  xr.reproject = reprojectBox.checked;
-  reprojectedCanvas.hidden = !reprojectBox.checked || xr.active;
-});
-reprojectedCanvas.hidden = !reprojectBox.checked;
+// Unchecked, both views show the frame as it was rendered (for comparison), the guard band cut off.
+reprojectBox.addEventListener('change', () => { xr.reproject = reprojectBox.checked; });
+reprojectedCanvas.hidden = !flatReprojector;
 
 // Bookkeeping once a frame is on screen: `displayed` to the master, the HUD, charts and overlay.
 function frameShown({ header, width, height, received, decoded }, t) {
