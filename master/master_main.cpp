@@ -16,8 +16,10 @@
 #include "master/cluster/cluster.h"
 #include "master/cluster/worker_sources.h"
 #include "master/live/access_token.h"
+#include "master/live/lan_addresses.h"
 #include "master/live/live_pose_source.h"
 #include "master/live/live_session.h"
+#include "master/live/qr_code.h"
 #include "master/pose/pose_source.h"
 #include "master/session/mode_options.h"
 #include "master/session/render_session.h"
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
   float fov = 0, ipd = 0, exposure = 1, orbit_scale = 0.3f;
   double frame_timeout = 120, stall_timeout = 60, heartbeat_timeout = 5, connect_timeout = 5, startup_timeout = 60;
   double reconnect_interval = 2, no_worker_timeout = 10, udp_timeout = 10;
-  bool overlay = false, json = false, quiet = false, no_status = false;
+  bool overlay = false, json = false, quiet = false, no_status = false, no_qr = false;
   std::string serve, tls_cert, tls_key, token;
   int jpeg_quality = 85;
   unsigned jpeg_threads = 0;
@@ -147,8 +149,9 @@ int main(int argc, char** argv) {
                  "as a share of the one that frames the scene (default 1)")
       ->capture_default_str();
   app.add_option("--serve", serve, "Live session: serve the web page over HTTPS/WSS on [HOST:]PORT (host 127.0.0.1 unless given; "
-                                   "0.0.0.0 for phones and headsets on the LAN); the driving page's poses steer the cluster "
-                                   "until Ctrl-C (or --frames)");
+                                   "0.0.0.0 for phones and headsets on the LAN: prints a URL for each of this machine's "
+                                   "addresses, and a QR code of the first when stdout is a terminal); the driving page's poses "
+                                   "steer the cluster until Ctrl-C (or --frames)");
   app.add_option("--jpeg-quality", jpeg_quality, "Live session: JPEG quality of the frames sent to the pages (1..100)")
       ->capture_default_str()->check(CLI::Range(1, 100));
   app.add_option("--jpeg-threads", jpeg_threads,
@@ -162,6 +165,7 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", tls_cert, "Live session: PEM certificate (default: a self-signed one kept in ~/.config/tessera)");
   app.add_option("--tls-key", tls_key, "Live session: PEM private key of --tls-cert");
   app.add_option("--token", token, "Live session: the access token in the page's URL (default: 32 random hex characters)");
+  app.add_flag("--no-qr", no_qr, "Live session: no QR code of the URL in the terminal");
   app.add_flag("--quiet", quiet, "Log only warnings");
   app.add_flag("--no-status", no_status, "No live status line");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
@@ -186,8 +190,8 @@ int main(int argc, char** argv) {
     check_fov_option(fov);
     const bool live = !serve.empty();
     if (live && app.count("--poses")) throw UsageError("--serve takes its poses from the driving page: leave out --poses");
-    if (!live && (app.count("--tls-cert") || app.count("--tls-key") || app.count("--token")))
-      throw UsageError("--tls-cert, --tls-key and --token belong to --serve");
+    if (!live && (app.count("--tls-cert") || app.count("--tls-key") || app.count("--token") || app.count("--no-qr")))
+      throw UsageError("--tls-cert, --tls-key, --token and --no-qr belong to --serve");
     if (live && !token.empty() && token.size() < 16) throw UsageError("--token must have at least 16 characters");
     // a mistyped port is a usage error, found before the scene is read
     const net::HostPort serve_address = !live ? net::HostPort{} : cli::option_value([&] {
@@ -268,13 +272,16 @@ int main(int argc, char** argv) {
                   pose_source->describe());
     master::Cluster cluster(addresses, link, scene, seconds(reconnect_interval, "--reconnect-interval"));
     if (live) {
+      // the addresses a headset can open (this machine's LAN addresses for 0.0.0.0), best first
+      const auto hosts = master::live::served_hosts(serve_address.host, master::live::local_interface_addresses());
       master::live::LiveOptions live_options;
       live_options.server.host = serve_address.host;
       live_options.server.port = serve_address.port;
+      live_options.server.url_host = hosts.front();
       live_options.server.token = token.empty() ? master::live::random_token() : token;
       live_options.server.tls = master::live::load_tls_identity(
           tls_cert.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_cert),
-          tls_key.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_key));
+          tls_key.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_key), hosts);
       live_options.jpeg_quality = jpeg_quality;
       live_options.jpeg_threads = jpeg_threads;
       live_options.max_samples = max_samples;
@@ -282,9 +289,21 @@ int main(int argc, char** argv) {
       const auto& tls = live_options.server.tls;
       live_session = std::make_unique<master::live::LiveSession>(live_options, *scene, options, *live_poses);
       live_session->start();
-      std::printf("serving %s\n", live_session->url().c_str());
-      std::printf("certificate %s%s, SHA-256 fingerprint %s\n", tls.certificate_path.c_str(), tls.created ? " (new, self-signed)" : "",
+      // stdout's first line is "serving URL" (scripts and tests read it); the other addresses follow
+      const auto url_for = [&](const std::string& host) { return master::live::page_url(host, live_session->port(), live_options.server.token); };
+      std::printf("serving %s\n", url_for(hosts.front()).c_str());
+      for (size_t i = 1; i < hosts.size(); ++i) std::printf("also %s\n", url_for(hosts[i]).c_str());
+      std::printf("certificate %s%s, SHA-256 fingerprint %s\n", tls.certificate_path.c_str(),
+                  tls.replaced ? " (new, self-signed: the one kept did not name every address served)"
+                  : tls.created ? " (new, self-signed)"
+                                : "",
                   tls.fingerprint.c_str());
+      if (!tls.unnamed.empty()) {
+        std::string names;
+        for (const auto& n : tls.unnamed) names += (names.empty() ? "" : ", ") + n;
+        net::log_warning("the certificate does not name " + names + ": browsers opening those addresses will warn about it");
+      }
+      if (!no_qr && ::isatty(STDOUT_FILENO)) std::fputs(master::live::qr_terminal_text(master::live::QrCode(url_for(hosts.front()))).c_str(), stdout);
       std::fflush(stdout);
     }
     master::RenderSession session(options, cluster, *scene, *pose_source);

@@ -194,6 +194,7 @@ PackReport pack_scene(const PackOptions& options) {
   }
   if (m.camera().vertical_fov_degrees() <= 0.0f) m.mutable_camera()->set_vertical_fov_degrees(60.0f);
   m.set_vct_grid(scene_settings.vct_grid());
+  if (scene_settings.has_shadow_catcher()) *m.mutable_shadow_catcher() = scene_settings.shadow_catcher();
   m.set_scene_scale(scene_settings.has_scene_scale() ? scene_settings.scene_scale() : 1.0f);
   tpk::KdTreeInfo* kd = m.mutable_kdtree();
   kd->set_variant(to_proto(options.kdtree.variant));

@@ -1,13 +1,17 @@
 // tessera-render: renders one frame of a packed scene on this machine, no network.
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "common/base/frame_memory.h"
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/file_io.h"
 #include "common/base/temporary_files.h"
 #include "common/base/progress.h"
 #include "common/cl/device_selection.h"
@@ -18,6 +22,7 @@
 #include "common/render/shading_data.h"
 #include "common/render/stereo.h"
 #include "worker/render/aa_frame.h"
+#include "worker/render/aux_frame.h"
 #include "worker/render/frame_render.h"
 #include "worker/render/pathtrace_frame.h"
 #include "worker/render/vct_frame.h"
@@ -40,7 +45,8 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
 }
 
 // --mode pathtrace: both eyes (or one), written side by side.
-int render_pathtrace(const PackedScene& scene, const PtView& view, RenderSettings settings, bool depth_given,
+int render_pathtrace(const PackedScene& scene, const PtView& view, RenderSettings settings, const std::optional<SunOverride>& sun,
+                     bool depth_given,
                      bool light_samples_given, const PathTraceSettings& pt, const RendererOptions& device,
                      unsigned cpu_threads, unsigned tile_size, bool tile_given, const std::string& output, bool json) {
   const uint32_t width = view.eyes[0].width, height = view.eyes[0].height;
@@ -53,6 +59,7 @@ int render_pathtrace(const PackedScene& scene, const PtView& view, RenderSetting
   settings.background_b = defaults.background_b;
   settings.ambient = defaults.ambient;
   PathTraceRenderer renderer(scene, {device, cpu_threads});
+  renderer.set_sun(sun);
   ProgressBar bar("pathtrace");
   const PtFrameResult frame = render_pathtrace_frame(renderer, view, settings, pt, tile_given ? tile_size : 0, false,
                                                      [&](size_t done, size_t total) {
@@ -202,6 +209,29 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--move-light", move_light,
                  "vct: after voxelizing, move light 0 to X,Y,Z (a directional light: new direction) and relight");
+  // Depth and coverage beside the colour (common/render/aux_outputs.h), raytrace mode.
+  std::string background = "opaque", shadow_catcher_text, depth_out, composite_path;
+  float depth_near = 0.0f;
+  app.add_option("--background", background,
+                 "raytrace: opaque | transparent (an RGBA PNG: alpha 255 where a pixel-centre ray hits the scene, 0 where "
+                 "it misses, the shadow catcher's shadows black with partial alpha; those are the only partial alphas, "
+                 "so the PNG's straight alpha equals the premultiplied colour the cluster sends)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"opaque", "transparent"}));
+  app.add_option("--shadow-catcher", shadow_catcher_text,
+                 "with --background transparent: an invisible ground y = H that shows the scene's shadows, H[,OPACITY] "
+                 "(opacity of a full shadow, default: the scene's, else 0.6; default plane: the scene's, else none)");
+  app.add_option("--depth-out", depth_out,
+                 "raytrace: also write the 16-bit inverse depth q = round(65535 min(1, near / z)) of each pixel's "
+                 "primary hit (z along the viewing axis; 0: nothing hit) as a 16-bit greyscale PNG");
+  app.add_option("--depth-near", depth_near, "near distance of --depth-out's inverse depth (default 0.05 x the scene's scale)");
+  app.add_option("--composite", composite_path,
+                 "with --background transparent: write the render composited over this photograph (same size as the "
+                 "output) instead of the RGBA image: the AR figure in one command");
+  std::string sun_text;
+  app.add_option("--sun", sun_text,
+                 "Replace the scene's sun (its first directional light; one is added if it has none): DX,DY,DZ,R,G,B, "
+                 "the direction the light travels and its irradiance in linear RGB (each 0..1e4)");
   app.add_flag("--json", json, "Print timings and device as JSON");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
   tessera::remove_temporary_files_on_signal();
@@ -225,6 +255,41 @@ int main(int argc, char** argv) {
       if (!move_light.empty()) vct.move_light = parse_vec3(move_light, "--move-light");
       if (!(vct.frame.cone_offset_voxels >= 0.0f && vct.frame.cone_offset_voxels <= 8.0f))
         throw UsageError("--vct-cone-offset must be in 0..8 voxels");
+    }
+    const bool transparent = background == "transparent";
+    const bool depth_wanted = !depth_out.empty();
+    for (const char* option : {"--background", "--shadow-catcher", "--depth-out", "--depth-near", "--composite"})
+      if (mode != "raytrace" && app.count(option) > 0) throw UsageError(std::string(option) + " needs --mode raytrace");
+    for (const char* option : {"--shadow-catcher", "--composite"})
+      if (!transparent && app.count(option) > 0) throw UsageError(std::string(option) + " needs --background transparent");
+    if (app.count("--depth-near") > 0 && !depth_wanted) throw UsageError("--depth-near needs --depth-out");
+    if (app.count("--depth-near") > 0 && !(std::isfinite(depth_near) && depth_near > 0.0f))
+      throw UsageError("--depth-near must be a positive number");
+    std::optional<SunOverride> sun;
+    if (!sun_text.empty())
+      sun = cli::option_value([&] {
+        const auto v = parse_floats(sun_text, 6, "--sun");
+        try {
+          return checked_sun_override({v[0], v[1], v[2]}, {v[3], v[4], v[5]});
+        } catch (const Error& e) {
+          throw UsageError("bad --sun '" + sun_text + "': " + e.what());
+        }
+      });
+    AuxRequest aux_request;
+    aux_request.transparent = transparent;
+    if (!shadow_catcher_text.empty()) {
+      const bool with_opacity = shadow_catcher_text.find(',') != std::string::npos;
+      const auto v = parse_floats(shadow_catcher_text, with_opacity ? 2 : 1, "--shadow-catcher");
+      aux_request.catcher_height = v[0];
+      if (with_opacity) {
+        if (!(v[1] > 0.0f && v[1] <= 1.0f)) throw UsageError("bad --shadow-catcher '" + shadow_catcher_text + "': the opacity must lie in (0, 1]");
+        aux_request.shadow_opacity = v[1];
+      }
+    }
+    if (depth_wanted) {
+      refuse_non_regular_output(depth_out);
+      if (std::filesystem::path(depth_out) == std::filesystem::path(output))
+        throw UsageError("--depth-out must name another file than -o");
     }
     const bool pathtrace = mode == "pathtrace";
     for (const char* option : {"--stereo", "--ipd", "--gaze", "--spp", "--pt-variant", "--depth-threshold", "--p-max", "--rr-depth",
@@ -287,7 +352,7 @@ int main(int argc, char** argv) {
         view.gaze_u = gaze[0];
         view.gaze_v = gaze[1];
       }
-      return render_pathtrace(scene, view, settings, app.count("--max-depth") > 0, app.count("--light-samples") > 0, pt,
+      return render_pathtrace(scene, view, settings, sun, app.count("--max-depth") > 0, app.count("--light-samples") > 0, pt,
                               renderer_options, cpu_threads, tile_size, app.count("--tile") > 0, output, json);
     }
 
@@ -295,10 +360,23 @@ int main(int argc, char** argv) {
       vct.options.grid = vct_grid_for_scene(scene, app.count("--vct-grid") > 0 ? std::optional<uint32_t>(vct_grid) : std::nullopt);
       vct.tile_size = tile_size;
       vct.aa_samples = aa_samples;
+      vct.sun = sun;
       return render_vct(scene, eyes, settings, renderer_options, vct, output, json);
     }
 
+    if (depth_wanted) {
+      aux_request.depth = true;
+      aux_request.depth_near = app.count("--depth-near") > 0 ? depth_near : 0.05f * scene.manifest().scene_scale();
+    }
+    const AuxSettings aux_settings_used = aux_settings(aux_request, scene.manifest());
+    std::optional<ImageRgba8> photo;
+    if (!composite_path.empty()) {  // refused before the render, not after
+      photo = read_image(composite_path);
+      check_photo_size(*photo, int(width * eyes.size()), int(height));
+    }
+
     auto renderer = make_tile_renderer(scene, renderer_options);
+    renderer->set_sun(sun);
     ProgressBar bar("render");
     const auto start = std::chrono::steady_clock::now();
     const size_t passes = eyes.size() * aa_samples;
@@ -313,7 +391,22 @@ int main(int argc, char** argv) {
     });
     bar.finish();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    write_png(output, frame);
+    double aux_ms = 0;
+    std::optional<DepthImage> depth;
+    ImageRgba8 written = frame;
+    if (aux_request.any()) {
+      const auto aux_start = std::chrono::steady_clock::now();
+      const std::vector<uint32_t> aux = render_aux_frame(*renderer, eyes, settings, aux_settings_used, tile_size);
+      aux_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - aux_start).count();
+      if (transparent) make_transparent(written, aux);
+      if (photo) written = composite_over(written, *photo);
+      if (depth_wanted) depth = inverse_depth_image(aux, uint32_t(written.width()), uint32_t(written.height()));
+    }
+    // Both files encoded before either is written: a failure leaves neither half-made.
+    const std::vector<uint8_t> png = encode_png(written);
+    const std::vector<uint8_t> depth_png = depth ? encode_depth_png(*depth) : std::vector<uint8_t>{};
+    write_file_atomically(output, png.data(), png.size());
+    if (depth) write_file_atomically(depth_out, depth_png.data(), depth_png.size());
     if (json) {
       std::cout << nlohmann::json{{"output", output},
                                   {"device", renderer->description()},
@@ -322,13 +415,15 @@ int main(int argc, char** argv) {
                                   {"eyes", eyes.size()},
                                   {"aa_samples", aa_samples},
                                   {"render_ms", ms},
+                                  {"aux_ms", aux_ms},
                                   {"scene_device_bytes", renderer->scene_device_bytes()}}
                        .dump(2)
                 << std::endl;
     } else {
-      std::printf("%s: %ux%u%s%s in %.1f ms on %s\n", output.c_str(), width, height, eyes.size() == 2 ? " x 2 eyes" : "",
+      std::printf("%s: %ux%u%s%s in %.1f ms on %s%s\n", output.c_str(), width, height, eyes.size() == 2 ? " x 2 eyes" : "",
                   aa_samples > 1 ? (", " + std::to_string(aa_samples) + " AA samples").c_str() : "", ms,
-                  renderer->description().c_str());
+                  renderer->description().c_str(),
+                  aux_request.any() ? (", depth and coverage pass " + std::to_string(int(aux_ms + 0.5)) + " ms").c_str() : "");
     }
     return 0;
   } catch (const std::exception& e) {

@@ -34,6 +34,12 @@ settings::SceneSettings read_scene_settings(const std::filesystem::path& path) {
   if (out.has_scale() && !(out.scale() > 0.0f && std::isfinite(out.scale()))) throw Error(path.string() + ": scale must be positive");
   if (out.has_scene_scale() && !(out.scene_scale() > 0.0f && std::isfinite(out.scene_scale())))
     throw Error(path.string() + ": scene_scale must be a positive number");
+  if (out.has_shadow_catcher()) {
+    const auto& c = out.shadow_catcher();
+    if (!std::isfinite(c.height())) throw Error(path.string() + ": shadow_catcher height must be a finite number");
+    if (!(c.opacity() >= 0.0f && c.opacity() <= 1.0f))
+      throw Error(path.string() + ": shadow_catcher opacity must lie in [0, 1] (0: the default, 0.6)");
+  }
   return out;
 }
 

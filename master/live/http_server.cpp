@@ -1,6 +1,8 @@
 #include "master/live/http_server.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -17,6 +19,8 @@
 #include "common/net/log.h"
 #include "master/live/access_token.h"
 #include "master/live/client_messages.h"
+#include "master/live/lan_addresses.h"
+#include "master/live/qr_code.h"
 #include "master/live/web_files.h"
 
 namespace tessera::master::live {
@@ -86,6 +90,7 @@ struct HttpServer::Impl {
   uint64_t next_id = 1;
   std::atomic<size_t> open_count{0};
   std::atomic<uint64_t> skipped{0};
+  std::string url, qr_svg;  // set once bound
 
   void accept();
 };
@@ -94,12 +99,15 @@ namespace {
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket&& socket, HttpServer::Impl& server) : stream_(std::move(socket), server.tls), server_(server) {}
+  // `received`: what ProtocolDetector read of the TLS handshake already.
+  HttpSession(beast::tcp_stream&& stream, HttpServer::Impl& server, beast::flat_buffer&& received)
+      : stream_(std::move(stream), server.tls), server_(server), buffer_(std::move(received)) {}
 
   void run() {
     beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
-    stream_.async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
-      if (!ec) self->read();  // failed TLS handshakes (a plain-HTTP probe, a rejected certificate) just end
+    stream_.async_handshake(ssl::stream_base::server, buffer_.data(), [self = shared_from_this()](beast::error_code ec, size_t used) {
+      self->buffer_.consume(used);
+      if (!ec) self->read();  // failed TLS handshakes (a rejected certificate) just end
     });
   }
 
@@ -148,6 +156,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       tessera::net::log_warning("live: refused the page to " + peer_text(stream_) + ": wrong or missing token");
       return respond(request, http::status::forbidden, "wrong or missing token: open the URL tessera-master printed\n");
     }
+    if (path == "/qr.svg") {  // the URL holds the token: as secret as the page
+      if (!token_matches(options.token, query_parameter(target, "token")))
+        return respond(request, http::status::forbidden, "wrong or missing token\n");
+      return respond(request, http::status::ok, server_.qr_svg, "image/svg+xml");
+    }
     const WebFile* file = find_web_file(page ? "/index.html" : path);
     if (!file) return respond(request, http::status::not_found, "not found\n");
     respond(request, http::status::ok, std::string(file->content), file->content_type);
@@ -179,6 +192,98 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+};
+
+// A browser that was given http://HOST:PORT (or completed a bare address with http://) sends a
+// plain request; a TLS handshake would fail it with an unreadable error, so it gets a 400 that says
+// where the page is, without the token, and the connection ends.
+class PlainHttpAnswer : public std::enable_shared_from_this<PlainHttpAnswer> {
+ public:
+  PlainHttpAnswer(beast::tcp_stream&& stream, HttpServer::Impl& server, beast::flat_buffer&& received)
+      : stream_(std::move(stream)), server_(server), buffer_(std::move(received)) {}
+
+  void run() {
+    parser_.header_limit(8 * 1024);
+    parser_.body_limit(kMaxRequestBody);
+    stream_.expires_after(kHandshakeTimeout);
+    http::async_read(stream_, buffer_, parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->close();  // not HTTP either
+      self->answer(self->parser_.get());
+    });
+  }
+
+ private:
+  void answer(const http::request<http::string_body>& request) {
+    const std::string origin = "https://" + host_and_port(request);
+    tessera::net::log_info("live: " + peer() + " asked for http://; told it " + origin + "/");
+    auto response = std::make_shared<http::response<http::string_body>>(http::status::bad_request, request.version());
+    response->set(http::field::server, "tessera-master");
+    response->set(http::field::content_type, "text/plain; charset=utf-8");
+    response->set(http::field::location, origin + "/");
+    response->set(http::field::cache_control, "no-store");
+    response->keep_alive(false);
+    response->body() = "This is an HTTPS port: open " + origin + "/?token=... (the whole URL tessera-master printed)\n";
+    response->prepare_payload();
+    http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code, size_t) { self->close(); });
+  }
+
+  // The Host the browser was given when it is a plain name or address with or without a port
+  // (name, name:port, [v6], [v6]:port), else the served URL's host; with this port when it had none.
+  std::string host_and_port(const http::request<http::string_body>& request) const {
+    std::string host(request[http::field::host]);
+    const bool bracketed = !host.empty() && host.front() == '[';
+    const bool plain = !host.empty() && host.size() < 256 && (bracketed || std::count(host.begin(), host.end(), ':') <= 1) &&
+                       std::all_of(host.begin(), host.end(), [](unsigned char c) {
+                         return std::isalnum(c) || c == '.' || c == '-' || c == ':' || c == '[' || c == ']';
+                       });
+    if (!plain) {
+      const auto& o = server_.options;
+      host = o.url_host.empty() ? o.host : o.url_host;
+      if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+    }
+    const bool has_port = host.front() == '[' ? host.find("]:") != std::string::npos : host.find(':') != std::string::npos;
+    return has_port ? host : host + ":" + std::to_string(server_.acceptor.local_endpoint().port());
+  }
+
+  std::string peer() const {
+    beast::error_code ec;
+    const auto endpoint = stream_.socket().remote_endpoint(ec);
+    return ec ? std::string("?") : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  HttpServer::Impl& server_;
+  beast::flat_buffer buffer_;
+  http::request_parser<http::string_body> parser_;
+};
+
+// Reads a connection's first bytes to tell a TLS handshake (HttpSession) from a plain-HTTP request
+// (PlainHttpAnswer); what it read goes on to the one chosen.
+class ProtocolDetector : public std::enable_shared_from_this<ProtocolDetector> {
+ public:
+  ProtocolDetector(tcp::socket&& socket, HttpServer::Impl& server) : stream_(std::move(socket)), server_(server) {}
+
+  void run() {
+    stream_.expires_after(kHandshakeTimeout);
+    beast::async_detect_ssl(stream_, buffer_, [self = shared_from_this()](beast::error_code ec, bool tls) {
+      if (ec) return;  // closed or silent before saying anything
+      if (tls)
+        std::make_shared<HttpSession>(std::move(self->stream_), self->server_, std::move(self->buffer_))->run();
+      else
+        std::make_shared<PlainHttpAnswer>(std::move(self->stream_), self->server_, std::move(self->buffer_))->run();
+    });
+  }
+
+ private:
+  beast::tcp_stream stream_;
+  HttpServer::Impl& server_;
+  beast::flat_buffer buffer_;
 };
 
 }  // namespace
@@ -315,7 +420,7 @@ void HttpServer::Impl::accept() {
     if (!ec) {
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);  // a frame's last segment must not wait for the page's delayed ACK
-      std::make_shared<HttpSession>(std::move(socket), *this)->run();
+      std::make_shared<ProtocolDetector>(std::move(socket), *this)->run();
     }
     accept();
   });
@@ -349,6 +454,9 @@ HttpServer::HttpServer(ServerOptions options, ConnectionHandler& handler) : impl
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec)
     throw Error("cannot listen on " + impl_->options.host + ":" + std::to_string(impl_->options.port) + ": " + ec.message());
+  const auto& o = impl_->options;
+  impl_->url = page_url(o.url_host.empty() ? o.host : o.url_host, port(), o.token);
+  impl_->qr_svg = qr_svg(QrCode(impl_->url));
 }
 
 HttpServer::~HttpServer() { stop(); }
@@ -374,6 +482,7 @@ void HttpServer::stop(const std::string& reason) {
 }
 
 uint16_t HttpServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::string HttpServer::url() const { return impl_->url; }
 
 void HttpServer::send_text(uint64_t connection, std::string message) {
   asio::post(impl_->io, [this, connection, message = std::move(message)]() mutable {

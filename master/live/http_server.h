@@ -1,9 +1,11 @@
 #pragma once
 // The live session's HTTPS and WebSocket (WSS) server, Boost.Beast over Boost.Asio and OpenSSL,
 // on its own io_context and thread (the cluster uses standalone asio on another). It serves the
-// embedded page files, checks the access token (the page and /ws) and the Origin of WebSocket
-// upgrades, bounds every message, and gives each connection a send queue where the newest frame
-// replaces an unsent older one, so a slow page skips frames and never holds up the others.
+// embedded page files and a QR code of the page's URL (/qr.svg), checks the access token (the
+// page, /qr.svg and /ws) and the Origin of WebSocket upgrades, bounds every message, and gives each
+// connection a send queue where the newest frame replaces an unsent older one, so a slow page skips
+// frames and never holds up the others. A plain-HTTP request to the port is answered with a hint to
+// use https:// instead of a failed TLS handshake.
 // Beast stays inside http_server.cpp; this header is plain C++.
 #include <cstdint>
 #include <memory>
@@ -16,6 +18,9 @@ namespace tessera::master::live {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;          // 0: any free port
+  // The host of the URL given out (/qr.svg, the plain-HTTP hint): a concrete address when `host`
+  // is a wildcard such as 0.0.0.0 (served_hosts() in lan_addresses.h); empty: `host`.
+  std::string url_host;
   std::string token;
   TlsIdentity tls;
   size_t max_message = 64 * 1024;  // client -> server WebSocket messages
@@ -44,6 +49,7 @@ class HttpServer {
   // close frames to go out) unless it is empty, then stops serving.
   void stop(const std::string& reason = {});
   uint16_t port() const;
+  std::string url() const;  // https://URL_HOST:PORT/?token=TOKEN, the one /qr.svg shows
 
   // Any thread. Text messages queue in order (bounded); a frame replaces the connection's unsent one.
   void send_text(uint64_t connection, std::string message);

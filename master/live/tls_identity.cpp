@@ -4,14 +4,18 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <memory>
 
 #include "common/base/error.h"
 #include "common/base/file_io.h"
+#include "master/live/lan_addresses.h"
 
 namespace tessera::master::live {
 namespace {
@@ -49,8 +53,68 @@ std::string host_name() {
   return host;
 }
 
-// Self-signed, valid for ten years, for localhost and this host's name.
-std::pair<std::string, std::string> make_self_signed() {
+// IP addresses in one spelling (inet_ntop's), so "::1" and "0:0::1" compare equal.
+std::string canonical_ip(const std::string& text) {
+  unsigned char raw[16];
+  char back[INET6_ADDRSTRLEN] = "";
+  if (::inet_pton(AF_INET, text.c_str(), raw) == 1) return ::inet_ntop(AF_INET, raw, back, sizeof back);
+  if (::inet_pton(AF_INET6, text.c_str(), raw) == 1) return ::inet_ntop(AF_INET6, raw, back, sizeof back);
+  return text;
+}
+
+// The names a self-signed certificate gets: the fixed ones, then the served hosts not among them.
+std::vector<CertificateName> self_signed_names(const std::vector<std::string>& served_hosts) {
+  std::vector<CertificateName> names{{"localhost", false}, {"127.0.0.1", true}, {host_name(), false}};
+  for (const auto& host : served_hosts) {
+    CertificateName name = certificate_name(host);
+    if (name.ip) name.value = canonical_ip(name.value);
+    if (std::none_of(names.begin(), names.end(), [&](const CertificateName& n) { return n.value == name.value; })) names.push_back(name);
+  }
+  return names;
+}
+
+// The subject alternative names of a certificate (IP addresses canonical, DNS names as written).
+std::vector<CertificateName> subject_alternative_names(const X509* cert) {
+  std::vector<CertificateName> names;
+  auto* general = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (!general) return names;
+  for (int i = 0; i < sk_GENERAL_NAME_num(general); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(general, i);
+    if (name->type == GEN_DNS) {
+      const ASN1_STRING* dns = name->d.dNSName;
+      names.push_back({std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)), size_t(ASN1_STRING_length(dns))), false});
+    } else if (name->type == GEN_IPADD) {
+      const ASN1_OCTET_STRING* ip = name->d.iPAddress;
+      char text[INET6_ADDRSTRLEN] = "";
+      const int length = ASN1_STRING_length(ip);
+      if ((length == 4 || length == 16) && ::inet_ntop(length == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(ip), text, sizeof text))
+        names.push_back({text, true});
+    }
+  }
+  GENERAL_NAMES_free(general);
+  return names;
+}
+
+// The served hosts `cert` does not name (DNS names compared without case; wildcards not expanded).
+std::vector<std::string> unnamed_hosts(const X509* cert, const std::vector<std::string>& served_hosts) {
+  const auto names = subject_alternative_names(cert);
+  const auto lower = [](std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return text;
+  };
+  std::vector<std::string> missing;
+  for (const auto& host : served_hosts) {
+    const CertificateName wanted = certificate_name(host);
+    const bool named = std::any_of(names.begin(), names.end(), [&](const CertificateName& n) {
+      return n.ip == wanted.ip && (n.ip ? n.value == canonical_ip(wanted.value) : lower(n.value) == lower(wanted.value));
+    });
+    if (!named) missing.push_back(wanted.value);
+  }
+  return missing;
+}
+
+// Self-signed, valid for ten years, for `names`.
+std::pair<std::string, std::string> make_self_signed(const std::vector<CertificateName>& names) {
   Key key(EVP_EC_gen("P-256"));
   if (!key) throw Error("cannot generate a TLS key");
   Cert cert(X509_new());
@@ -68,10 +132,11 @@ std::pair<std::string, std::string> make_self_signed() {
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
   X509V3_set_ctx(&ctx, cert.get(), cert.get(), nullptr, nullptr, 0);
-  const std::string names = "DNS:localhost,IP:127.0.0.1,DNS:" + host_name();
-  for (const auto& [nid, value] : {std::pair{NID_subject_alt_name, names}, std::pair{NID_basic_constraints, std::string("critical,CA:FALSE")}}) {
+  std::string alternative_names;
+  for (const auto& n : names) alternative_names += (alternative_names.empty() ? "" : ",") + std::string(n.ip ? "IP:" : "DNS:") + n.value;
+  for (const auto& [nid, value] : {std::pair{NID_subject_alt_name, alternative_names}, std::pair{NID_basic_constraints, std::string("critical,CA:FALSE")}}) {
     X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
-    if (!ext) throw Error("cannot make the certificate's extensions");
+    if (!ext) throw Error("cannot make the certificate's extensions (" + value + ")");
     X509_add_ext(cert.get(), ext, -1);
     X509_EXTENSION_free(ext);
   }
@@ -110,28 +175,31 @@ std::string certificate_fingerprint(const x509_st* certificate) {
   return text;
 }
 
-TlsIdentity load_tls_identity(const std::optional<std::filesystem::path>& cert, const std::optional<std::filesystem::path>& key) {
+TlsIdentity load_tls_identity(const std::optional<std::filesystem::path>& cert, const std::optional<std::filesystem::path>& key,
+                              const std::vector<std::string>& served_hosts) {
   TlsIdentity id;
   if (cert.has_value() != key.has_value()) throw Error("--tls-cert and --tls-key go together");
   if (cert) {
     id.certificate_pem = read_file_text(*cert);
     id.private_key_pem = read_file_text(*key);
-    parse_certificate(id.certificate_pem, cert->string());
+    id.unnamed = unnamed_hosts(parse_certificate(id.certificate_pem, cert->string()).get(), served_hosts);
     check_private_key(id.private_key_pem, key->string());
     id.certificate_path = *cert;
   } else {
     const auto folder = config_folder();
     const auto cert_path = folder / "live-cert.pem", key_path = folder / "live-key.pem";
     std::error_code ec;
-    if (std::filesystem::exists(cert_path, ec) && std::filesystem::exists(key_path, ec)) {
+    const bool kept = std::filesystem::exists(cert_path, ec) && std::filesystem::exists(key_path, ec);
+    if (kept) {
       id.certificate_pem = read_file_text(cert_path);
       id.private_key_pem = read_file_text(key_path);
-      parse_certificate(id.certificate_pem, cert_path.string());
+      id.replaced = !unnamed_hosts(parse_certificate(id.certificate_pem, cert_path.string()).get(), served_hosts).empty();
       check_private_key(id.private_key_pem, key_path.string());
-    } else {
+    }
+    if (!kept || id.replaced) {
       std::filesystem::create_directories(folder, ec);
       if (ec) throw Error("cannot create " + folder.string() + ": " + ec.message());
-      std::tie(id.certificate_pem, id.private_key_pem) = make_self_signed();
+      std::tie(id.certificate_pem, id.private_key_pem) = make_self_signed(self_signed_names(served_hosts));
       const mode_t old_mask = ::umask(077);  // the key is readable by its owner only
       try {
         write_file_atomically(key_path, id.private_key_pem.data(), id.private_key_pem.size());

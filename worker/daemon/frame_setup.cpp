@@ -58,13 +58,36 @@ CameraParams head_camera_for_eye(const wire::FrameRequest& request, uint32_t eye
 
 }  // namespace
 
-CameraParams camera_for_eye(const wire::FrameRequest& request, uint32_t eye) {
+CameraParams pixel_centre_camera_for_eye(const wire::FrameRequest& request, uint32_t eye) {
   const uint32_t width = request.image().width(), height = request.image().height();
-  const CameraParams camera = request.eye_views_size() > 0 ? make_eye_camera(requested_eye_view(request, eye), width, height)
-                                                           : head_camera_for_eye(request, eye);
+  return request.eye_views_size() > 0 ? make_eye_camera(requested_eye_view(request, eye), width, height)
+                                      : head_camera_for_eye(request, eye);
+}
+
+CameraParams camera_for_eye(const wire::FrameRequest& request, uint32_t eye) {
+  const CameraParams camera = pixel_centre_camera_for_eye(request, eye);
   // pathtrace jitters every sample itself and keys its accumulation on the cameras.
   if (request.mode_case() == wire::FrameRequest::kPathtrace) return camera;
   return jittered_camera(camera, jitter_offset(request.aa_sample()));
+}
+
+std::optional<SunOverride> sun_override(const wire::FrameRequest& request) {
+  if (!request.has_sun()) return std::nullopt;
+  const auto& s = request.sun();
+  return checked_sun_override({s.direction().x(), s.direction().y(), s.direction().z()},
+                              {s.irradiance().x(), s.irradiance().y(), s.irradiance().z()});
+}
+
+AuxRequest aux_request(const wire::FrameRequest& request) {
+  AuxRequest aux;
+  if (!request.has_aux()) return aux;
+  const wire::AuxOutputs& a = request.aux();
+  aux.depth = a.depth();
+  aux.depth_near = a.depth_near();
+  aux.transparent = a.transparent();
+  if (a.has_shadow_catcher_height()) aux.catcher_height = a.shadow_catcher_height();
+  aux.shadow_opacity = a.shadow_opacity();
+  return aux;
 }
 
 RenderSettings raytrace_settings(const wire::RaytraceParams& params, const PackedScene& scene) {

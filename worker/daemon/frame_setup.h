@@ -4,6 +4,8 @@
 // render settings on top of the scene's defaults.
 #include <array>
 
+#include "common/render/aux_outputs.h"
+#include "common/render/sun_override.h"
 #include "common/render/vct_options.h"
 #include "common/scene/packed_scene.h"
 #include "kernels/render/camera.h"
@@ -18,6 +20,16 @@ namespace tessera::worker {
 // projection; raytrace and vct rays shifted by the sub-pixel offset of aa_sample. Throws Error on
 // an invalid pose, projection, eye view or eye layout.
 CameraParams camera_for_eye(const wire::FrameRequest& request, uint32_t eye);
+// The same camera without aa_sample's jitter: the aux pass traces through pixel centres in every
+// mode and sample.
+CameraParams pixel_centre_camera_for_eye(const wire::FrameRequest& request, uint32_t eye);
+// The request's sun (FrameRequest.sun, checked and normalised), none when it has none. Throws Error
+// as checked_sun_override does.
+std::optional<SunOverride> sun_override(const wire::FrameRequest& request);
+
+// The request's depth and coverage outputs (any() false: none). aux_settings checks them.
+AuxRequest aux_request(const wire::FrameRequest& request);
+
 RenderSettings raytrace_settings(const wire::RaytraceParams& params, const PackedScene& scene);
 
 // The request's gaze point in [0, 1] image coordinates; the image centre when it has none.

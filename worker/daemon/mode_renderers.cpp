@@ -41,8 +41,9 @@ VctGridSlot& vct_grid(LoadedScene& scene, const RendererOptions& device, const V
   return scene.vct.back();
 }
 
-void set_vct_lights(VctGridSlot& slot, const std::optional<std::array<float, 3>>& move_to, uint32_t index) {
-  std::vector<VctLight> lights = slot.scene_lights;
+void set_vct_lights(VctGridSlot& slot, const std::optional<std::array<float, 3>>& move_to, uint32_t index,
+                    const std::optional<SunOverride>& sun) {
+  std::vector<VctLight> lights = vct_lights_with_sun(slot.scene_lights, sun);
   if (move_to) {
     if (index >= lights.size())
       throw Error("vct: light " + std::to_string(index) + " does not exist (the scene has " + std::to_string(lights.size()) + ")");

@@ -6,6 +6,7 @@
 #include <array>
 #include <optional>
 
+#include "common/render/sun_override.h"
 #include "worker/daemon/scene_store.h"
 
 namespace tessera::worker {
@@ -18,8 +19,10 @@ PathTraceRenderer& pathtrace_renderer(LoadedScene& scene, const PathTraceRendere
 inline constexpr size_t kMaxVctGrids = 2;
 VctGridSlot& vct_grid(LoadedScene& scene, const RendererOptions& device, const VctOptions& options);
 
-// Relights the grid when the lights a request asks for (the scene's, with light `index` moved to
-// `move_to`) differ from the current ones. Throws Error on a light index the scene lacks.
-void set_vct_lights(VctGridSlot& slot, const std::optional<std::array<float, 3>>& move_to, uint32_t index);
+// Relights the grid when the lights a request asks for (the scene's with its sun replaced by `sun`,
+// then light `index` moved to `move_to`) differ from the current ones. Throws Error on a light index
+// the scene lacks.
+void set_vct_lights(VctGridSlot& slot, const std::optional<std::array<float, 3>>& move_to, uint32_t index,
+                    const std::optional<SunOverride>& sun = std::nullopt);
 
 }  // namespace tessera::worker

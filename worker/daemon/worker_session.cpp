@@ -68,6 +68,11 @@ struct WorkerSession::Frame {
   VctFrameSettings vct_frame;
   std::optional<std::array<float, 3>> move_light;
   uint32_t move_light_index = 0;
+  // Depth and coverage beside the colour (FrameRequest.aux), from the aux pass's cameras (no jitter).
+  AuxRequest aux;
+  AuxSettings aux_settings{};
+  std::optional<SunOverride> sun;  // FrameRequest.sun
+  std::array<CameraParams, 2> aux_cameras{};
   wire::ReplyMode reply = wire::BATCH;
   int zstd_level = kDefaultZstdLevel;
   std::atomic<bool> canceled{false};
@@ -185,6 +190,8 @@ void WorkerSession::welcome(wire::Envelope m) {
   info.add_modes(net::kVctMode);
   info.add_features(net::kEyeViewsFeature);
   info.add_features(net::kAaSampleFeature);
+  info.add_features(net::kAuxOutputsFeature);
+  info.add_features(net::kSunOverrideFeature);
   for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
   info.set_max_scene_bytes(context_.config.max_scene_bytes);
   info.set_version(build_description());  // the same text as --version, without the program name
@@ -402,6 +409,12 @@ void WorkerSession::handle_frame_request(const wire::FrameRequest& request) {
       }
       default: frame->settings = raytrace_settings(request.raytrace(), scene_->scene); break;
     }
+    frame->sun = sun_override(request);
+    frame->aux = aux_request(request);
+    if (frame->aux.any()) {
+      frame->aux_settings = aux_settings(frame->aux, scene_->scene.manifest());
+      for (uint32_t eye = 0; eye < eyes; ++eye) frame->aux_cameras[eye] = pixel_centre_camera_for_eye(request, eye);
+    }
     if (request.reply() != wire::BATCH && request.reply() != wire::EACH_TILE) throw Error("no reply mode");
     if (request.encoding() == wire::RAW_RGBA8)
       frame->zstd_level = 0;
@@ -485,6 +498,7 @@ struct WorkerSession::Unit {
   };
   std::vector<Output> outputs;
   std::shared_ptr<HostPixels> pixels;
+  std::shared_ptr<const std::vector<uint32_t>> aux;  // the aux pass's words beside `pixels` (FrameRequest.aux)
   wire::TileResult timing;  // render/device/readback/queue fields and batch_tiles, copied into each result
   float samples_per_pixel = 0;
 };
@@ -586,6 +600,17 @@ void WorkerSession::render_batch(Batch& batch) {
     else
       encode_and_send(frame, *unit, received);
   };
+  // The aux pass over a batch's tiles (none unless the frame asks for it), its times added to `timing`.
+  const auto render_aux = [&](std::span<const BatchTile> tiles, uint64_t pixels,
+                              BatchTiming& timing) -> std::shared_ptr<const std::vector<uint32_t>> {
+    if (!frame->aux.any()) return nullptr;
+    auto words = std::make_shared<std::vector<uint32_t>>(pixels);
+    const BatchTiming aux = frame->scene->renderer->render_aux_batch(frame->aux_cameras, frame->settings,
+                                                                     frame->aux_settings, tiles, *words, stop);
+    timing.launch_ms += aux.launch_ms;
+    timing.readback_ms += aux.readback_ms;
+    return words;
+  };
   // A batched launch's tiles, one after another in its output, a unit each.
   const auto lay_out_batch = [&] {
     std::vector<BatchTile> tiles;
@@ -598,31 +623,46 @@ void WorkerSession::render_batch(Batch& batch) {
     return tiles;
   };
   try {
+    frame->scene->renderer->set_sun(frame->sun);  // raytrace and every mode's aux pass
     switch (frame->mode) {
       case Frame::Mode::raytrace: {
         const std::vector<BatchTile> tiles = lay_out_batch();
         TileRenderer& renderer = *frame->scene->renderer;
         auto pixels = renderer.host_pixels(total_pixels);
         timing = renderer.render_raytrace_batch(frame->cameras, frame->settings, tiles, pixels->pixels, stop);
-        for (auto& unit : units) unit.pixels = pixels;
+        const auto aux = render_aux(tiles, total_pixels, timing);
+        for (auto& unit : units) {
+          unit.pixels = pixels;
+          unit.aux = aux;
+        }
         break;
       }
       case Frame::Mode::pathtrace: {
         PathTraceRenderer& renderer =
             pathtrace_renderer(*frame->scene, {context_.scenes.renderer_options(), context_.config.pathtrace_cpu_threads});
+        renderer.set_sun(frame->sun);
         // Each pair a unit: eye 0's pixels, then (stereo) eye 1's, pairs one after another.
         std::vector<PtBatchTile> tiles;
+        std::vector<BatchTile> eye_tiles;  // every eye's rectangle where its pixels lie, for the aux pass
         uint64_t end = 0;
         for (size_t i = 0; i < batch.tiles.size(); ++i) {
           const uint32_t tile = batch.tiles[i].first;
           const net::TileSpec spec = frame->grid.tile(tile);
           const uint64_t eye_pixels = uint64_t(spec.width) * spec.height;
-          tiles.push_back({tile, {spec.x0, spec.y0, spec.width, spec.height}, end});
+          const TileRect rect{spec.x0, spec.y0, spec.width, spec.height};
+          tiles.push_back({tile, rect, end});
+          eye_tiles.push_back({rect, 0, end});
           units[i].outputs.push_back({tile, spec, end});
-          if (frame->tile_pairs) units[i].outputs.push_back({tile + frame->grid.tiles_per_eye(), spec, end + eye_pixels});
+          if (frame->tile_pairs) {
+            units[i].outputs.push_back({tile + frame->grid.tiles_per_eye(), spec, end + eye_pixels});
+            eye_tiles.push_back({rect, 1, end + eye_pixels});
+          }
           end += eye_pixels * (frame->tile_pairs ? 2 : 1);
           total_pixels += eye_pixels;  // shares of the batch's times go by a pair's pixels per eye
         }
+        // The aux pass first: the pairs go to the encoders one by one as the path tracer finishes them.
+        BatchTiming aux_timing;
+        const auto aux = render_aux(eye_tiles, end, aux_timing);
         auto pixels = frame->scene->renderer->host_pixels(end);
         // Each pair goes to an encoder as soon as it is on the host, while the device renders the
         // next ones (its times: the batch's until then, its share; device: launches, merges and
@@ -632,6 +672,7 @@ void WorkerSession::render_batch(Batch& batch) {
                                 if (context_.config.slowdown_ms)
                                   std::this_thread::sleep_for(std::chrono::milliseconds(context_.config.slowdown_ms));
                                 units[i].pixels = pixels;
+                                units[i].aux = aux;
                                 units[i].samples_per_pixel = float(stats.accumulated_spp);
                                 const double part = part_of(i);
                                 encode_unit(i, std::chrono::duration<double, std::micro>(Clock::now() - start).count() * part,
@@ -641,11 +682,15 @@ void WorkerSession::render_batch(Batch& batch) {
       }
       case Frame::Mode::vct: {
         VctGridSlot& grid = vct_grid(*frame->scene, context_.scenes.renderer_options(), frame->vct_options);
-        set_vct_lights(grid, frame->move_light, frame->move_light_index);
+        set_vct_lights(grid, frame->move_light, frame->move_light_index, frame->sun);
         const std::vector<BatchTile> tiles = lay_out_batch();
         auto pixels = frame->scene->renderer->host_pixels(total_pixels);
         timing = grid.renderer->render_tiles(frame->cameras, frame->settings, frame->vct_frame, tiles, pixels->pixels, stop);
-        for (auto& unit : units) unit.pixels = pixels;
+        const auto aux = render_aux(tiles, total_pixels, timing);
+        for (auto& unit : units) {
+          unit.pixels = pixels;
+          unit.aux = aux;
+        }
         break;
       }
     }
@@ -689,8 +734,22 @@ void WorkerSession::encode_and_send(const std::shared_ptr<Frame>& frame, Unit& u
       result.set_width(out.spec.width);
       result.set_height(out.spec.height);
       if (frame->mode == Frame::Mode::pathtrace) result.set_samples_per_pixel(unit.samples_per_pixel);
-      net::encode_tile_pixels(unit.pixels->pixels.subspan(out.offset, size_t(out.spec.width) * out.spec.height),
-                              frame->zstd_level, result);
+      const size_t count = size_t(out.spec.width) * out.spec.height;
+      std::span<const uint32_t> colour = unit.pixels->pixels.subspan(out.offset, count);
+      std::vector<uint32_t> transparent;
+      if (unit.aux) {
+        const auto aux = std::span<const uint32_t>(*unit.aux).subspan(out.offset, count);
+        if (frame->aux.transparent) {
+          transparent.assign(colour.begin(), colour.end());
+          apply_transparency(transparent, aux);
+          colour = transparent;
+        }
+        if (frame->aux.depth) {
+          const std::vector<uint8_t> depth = encode_inverse_depth(aux, frame->zstd_level);
+          result.set_depth(depth.data(), depth.size());
+        }
+      }
+      net::encode_tile_pixels(colour, frame->zstd_level, result);
       const auto now = Clock::now();
       result.set_encode_us(uint32_t(std::chrono::duration_cast<std::chrono::microseconds>(now - encode_start).count()));
       result.set_worker_us(uint32_t(std::clamp<int64_t>(
@@ -720,7 +779,7 @@ void WorkerSession::encode_and_send(const std::shared_ptr<Frame>& frame, Unit& u
       auto& batch = *frame->batch.mutable_tile_batch();
       batch.set_frame_id(frame->id);
       for (auto& r : results) {
-        frame->batch_bytes += r.data().size();
+        frame->batch_bytes += r.data().size() + r.depth().size();
         *batch.add_tiles() = std::move(r);
         frame->batch_received.push_back(received);
       }

@@ -1,5 +1,6 @@
 #include "worker/render/device_scene.h"
 
+#include <algorithm>
 #include <span>
 
 #include "common/cl/commands.h"
@@ -8,6 +9,8 @@
 
 namespace tessera {
 namespace {
+
+constexpr size_t kLightsBuffer = 4;  // in TS_SHADING_PARAMS order: materials, material_runs, textures, texels, lights
 
 struct Upload {
   std::string name;
@@ -108,7 +111,16 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
     (i < geometry.size() ? scene_buffers_ : shading_buffers_).push_back(std::move(buffers[i]));
   material_run_count_ = uint32_t(shading.material_runs.size() / 2);
   light_count_ = uint32_t(shading.lights.size());
+  scene_lights_ = shading.lights;
   emitter_count_ = uint32_t(shading.emitters.size());
+}
+
+void DeviceScene::set_lights(const cl::Device& device, cl::DeviceMemoryBudget& budget, std::span<const LightGpu> lights) {
+  cl::Buffer& buffer = shading_buffers_[kLightsBuffer];
+  const uint64_t bytes = std::max<uint64_t>(lights.size_bytes(), sizeof(LightGpu));
+  budget.ensure(buffer, "lights", bytes, cl::BufferAccess::read_only);
+  if (!lights.empty()) cl::write_buffer(device, buffer, lights.data(), lights.size_bytes());
+  light_count_ = uint32_t(lights.size());
 }
 
 cl_uint DeviceScene::set_scene_args(cl::Kernel& kernel, cl_uint first) const {

@@ -4,6 +4,7 @@
 // all created through the device-memory budget (so --gpu-mem-limit refuses a scene that does not
 // fit and says which buffers need how much). Kernels take the buffers in the argument
 // order of kernels/device/opencl/kernel_params.h.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ class DeviceScene {
   // Sets TS_SHADING_PARAMS starting at argument `first`; returns the next argument index.
   cl_uint set_shading_args(cl::Kernel& kernel, cl_uint first) const;
 
+  // The lights the kernels read (TS_SHADING_PARAMS), from now on; the buffer grows when needed.
+  void set_lights(const cl::Device& device, cl::DeviceMemoryBudget& budget, std::span<const LightGpu> lights);
+  // The scene's own lights, as uploaded first.
+  const std::vector<LightGpu>& scene_lights() const { return scene_lights_; }
+
   uint64_t device_bytes() const { return device_bytes_; }
   const KdNodeLayout& kd_layout() const { return kd_layout_; }
   uint64_t kd_node_bytes() const { return kd_node_bytes_; }
@@ -48,6 +54,7 @@ class DeviceScene {
   std::string build_options_;
   std::vector<cl::Buffer> scene_buffers_;    // in TS_SCENE_PARAMS order (after the constants)
   std::vector<cl::Buffer> shading_buffers_;  // in TS_SHADING_PARAMS order (after the counts)
+  std::vector<LightGpu> scene_lights_;
   uint32_t material_run_count_ = 0, light_count_ = 0, emitter_count_ = 0;
   uint64_t device_bytes_ = 0;
 };

@@ -11,11 +11,17 @@ class HostTileRenderer final : public TileRenderer {
   uint64_t scene_device_bytes() const override { return 0; }
   void render_raytrace(const CameraParams& camera, const RenderSettings& settings, const TileRect& tile,
                        std::span<uint32_t> out) override;
+  BatchTiming render_aux_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                               const AuxSettings& aux, std::span<const BatchTile> tiles, std::span<uint32_t> out,
+                               const StopRequested& stop) override;
+  void set_sun(const std::optional<SunOverride>& sun) override;
 
  private:
   SceneView view_;
   ShadingData shading_;
   ShadingContext context_;
+  std::vector<LightGpu> scene_lights_;
+  std::optional<SunOverride> sun_;
   unsigned threads_;
 };
 

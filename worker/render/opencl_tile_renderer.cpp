@@ -43,6 +43,7 @@ OpenClTileRenderer::OpenClTileRenderer(const PackedScene& scene, const std::stri
       scene_(device_, budget_, scene),
       program_(cl::build_program(device_, "kernels/device/opencl/raytrace.cl", scene_.build_options())),
       kernel_(program_.kernel("raytrace_tile")),
+      aux_kernel_(program_.kernel("primary_aux_tiles")),
       pinned_(std::make_shared<PinnedPool>()) {
   if (!cl::uses_cpu_paths(device_)) batch_kernel_.emplace(program_.kernel("raytrace_tiles"));
 }
@@ -142,6 +143,43 @@ BatchTiming OpenClTileRenderer::render_raytrace_batch(const std::array<CameraPar
   last_kernel_ms_ = launch.run_ms();
   BatchTiming timing;
   timing.readback_ms = copy.run_ms();
+  timing.launch_ms = std::max(0.0, wall_ms - timing.readback_ms);
+  return timing;
+}
+
+void OpenClTileRenderer::set_sun(const std::optional<SunOverride>& sun) {
+  if (sun == sun_) return;
+  sun_ = sun;
+  scene_.set_lights(device_, budget_, lights_with_sun(scene_.scene_lights(), sun));
+}
+
+BatchTiming OpenClTileRenderer::render_aux_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                                                 const AuxSettings& aux, std::span<const BatchTile> tiles,
+                                                 std::span<uint32_t> out, const StopRequested& stop) {
+  if (tiles.empty()) return {};
+  if (stop && stop()) throw RenderCanceled();
+  const BatchLaunchList list = batch_launch_list(tiles, out.size());
+  const auto start = std::chrono::steady_clock::now();
+  budget_.ensure(tile_list_, "tile_list", list.words.size() * sizeof(cl_uint), cl::BufferAccess::read_only);
+  cl::write_buffer(device_, tile_list_, list.words);
+  budget_.ensure(aux_output_, "aux_output", list.pixels * 4, cl::BufferAccess::write_only);
+  cl_uint arg = scene_.set_scene_args(aux_kernel_, 0);
+  arg = scene_.set_shading_args(aux_kernel_, arg);
+  aux_kernel_.set_arg(arg++, settings);
+  aux_kernel_.set_arg(arg++, aux);
+  aux_kernel_.set_arg(arg++, cameras[0]);
+  aux_kernel_.set_arg(arg++, cameras[1]);
+  aux_kernel_.set_arg(arg++, tile_list_);
+  aux_kernel_.set_arg(arg++, cl_uint(tiles.size()));
+  aux_kernel_.set_arg(arg++, cl_uint(list.max_height));
+  aux_kernel_.set_arg(arg++, aux_output_);
+  const cl::Event run = cl::launch_2d(device_, aux_kernel_, {list.max_width, size_t(list.max_height) * tiles.size()},
+                                      {kLocal, kLocal});
+  const cl::Event read = cl::read_buffer_async(device_, aux_output_, out.data(), list.pixels * 4);
+  read.wait();
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  BatchTiming timing;
+  timing.readback_ms = read.timing().run_ms();
   timing.launch_ms = std::max(0.0, wall_ms - timing.readback_ms);
   return timing;
 }

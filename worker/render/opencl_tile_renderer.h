@@ -23,6 +23,10 @@ class OpenClTileRenderer final : public TileRenderer {
                                     std::span<const BatchTile> tiles, std::span<uint32_t> out,
                                     const StopRequested& stop) override;
   bool launches_batches() const override { return batch_kernel_.has_value(); }
+  void set_sun(const std::optional<SunOverride>& sun) override;
+  BatchTiming render_aux_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                               const AuxSettings& aux, std::span<const BatchTile> tiles, std::span<uint32_t> out,
+                               const StopRequested& stop) override;
 
   const cl::Device& device() const { return device_; }
   const cl::Program& program() const { return program_; }
@@ -40,11 +44,14 @@ class OpenClTileRenderer final : public TileRenderer {
   cl::Buffer output_;
   std::optional<cl::Kernel> batch_kernel_;  // GPU code path only (see render_raytrace_batch)
   cl::Buffer tile_list_;
+  cl::Kernel aux_kernel_;
+  cl::Buffer aux_output_;
   // Pinned host memory for batch readbacks, reused: a batch's memory comes back here once its
   // tiles are encoded.
   struct PinnedPool;
   std::shared_ptr<PinnedPool> pinned_;
   double last_kernel_ms_ = 0;
+  std::optional<SunOverride> sun_;
 };
 
 }  // namespace tessera

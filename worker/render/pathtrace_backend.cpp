@@ -43,6 +43,10 @@ class HostPathTraceBackend final : public PathTraceBackend {
     cpu::pathtrace_tile(view_, context_, l.settings, l.pt, l.left, l.right, out.own, out.reproj, threads_);
     return {};
   }
+  void set_lights(std::span<const LightGpu> lights) override {
+    shading_.lights.assign(lights.begin(), lights.end());
+    context_ = shading_.host_context();
+  }
 
  private:
   SceneView view_;
@@ -77,6 +81,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   uint64_t scene_device_bytes() const override { return scene_.device_bytes(); }
   bool is_opencl() const override { return true; }
   std::unique_ptr<PtDeviceSums> make_sums(size_t pixels) override { return accumulator_.make_sums(pixels); }
+  void set_lights(std::span<const LightGpu> lights) override { scene_.set_lights(device_, budget_, lights); }
 
   void submit(int slot, const PtLaunch& l, PtBatch& out, PtDeviceSums* sums) override {
     Slot& s = slots_[slot];

@@ -64,6 +64,8 @@ class PathTraceBackend {
   virtual void submit(int slot, const PtLaunch& launch, PtBatch& out, PtDeviceSums* sums = nullptr) = 0;
   // Waits for the slot's launch.
   virtual PtCollected collect(int slot) = 0;
+  // The lights the kernels read from the next launch on.
+  virtual void set_lights(std::span<const LightGpu> lights) = 0;
 
   // True where render_batch renders many tile pairs in one launch per launch of samples (OpenCL
   // devices on the GPU code path; the others go tile by tile, where a batch would save nothing).

@@ -136,7 +136,17 @@ PathTraceRenderer::PathTraceRenderer(const PackedScene& scene, const PathTraceRe
       backend_(make_pathtrace_backend(scene, options.device)),
       host_view_(scene.host_view()),
       host_shading_(ShadingData::build(scene)),
-      host_context_(host_shading_.host_context()) {}
+      host_context_(host_shading_.host_context()),
+      scene_lights_(host_shading_.lights) {}
+
+void PathTraceRenderer::set_sun(const std::optional<SunOverride>& sun) {
+  if (sun == sun_) return;
+  sun_ = sun;
+  host_shading_.lights = lights_with_sun(scene_lights_, sun);
+  host_context_ = host_shading_.host_context();
+  backend_->set_lights(host_shading_.lights);
+  cache_.clear();
+}
 
 PathTraceRenderer::~PathTraceRenderer() = default;
 

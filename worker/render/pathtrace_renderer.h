@@ -27,6 +27,7 @@
 
 #include "common/render/camera_setup.h"
 #include "common/render/shading_data.h"
+#include "common/render/sun_override.h"
 #include "worker/render/pathtrace_backend.h"
 
 namespace tessera {
@@ -159,6 +160,10 @@ class PathTraceRenderer {
   // join tile by tile): render_tiles launches batches. Elsewhere it goes tile by tile.
   bool launches_batches() const { return sums_on_device() && options_.cpu_threads == 0 && backend_->launches_batches(); }
 
+  // Renders from now on with the scene's sun replaced by `sun` (none: the scene's own lights). A
+  // change drops every tile's accumulation (its samples estimate another image).
+  void set_sun(const std::optional<SunOverride>& sun);
+
   // The tiles' accumulations (tests, ground truth in linear radiance, dropping tiles a worker lost).
   AccumulationCache& cache() { return cache_; }
   static ResolveOptions resolve_options(const PathTraceSettings& pt, float exposure);
@@ -182,6 +187,8 @@ class PathTraceRenderer {
   SceneView host_view_;       // for the CPU helpers
   ShadingData host_shading_;
   ShadingContext host_context_;
+  std::vector<LightGpu> scene_lights_;
+  std::optional<SunOverride> sun_;
   AccumulationCache cache_;
 };
 

@@ -9,7 +9,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/render/sun_override.h"
 #include "common/scene/packed_scene.h"
+#include "kernels/device/cpu/primary_aux_cpu.h"
 #include "kernels/device/cpu/raytrace_cpu.h"
 
 namespace tessera {
@@ -67,6 +69,18 @@ class TileRenderer {
   // it goes tile by tile (the host backend, CPU code paths): there a batch saves nothing and only
   // holds its finished tiles back until its last one is done.
   virtual bool launches_batches() const { return false; }
+  // Depth and coverage of every tile in `tiles` (kernels/integrators/primary_aux.h: one primary ray
+  // through each pixel's centre, shadow rays only where it finds the shadow catcher), one aux_pack
+  // word a pixel at each tile's offset, as render_raytrace_batch lays out colours. Every mode's
+  // frames take them from here (the cameras without aa_sample's jitter). One launch a batch on
+  // OpenCL devices; throws RenderCanceled when `stop` says so before it starts.
+  virtual BatchTiming render_aux_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
+                                       const AuxSettings& aux, std::span<const BatchTile> tiles, std::span<uint32_t> out,
+                                       const StopRequested& stop) = 0;
+  // Every render after this call lights the scene with its sun replaced by `sun` (common/render/
+  // sun_override.h; none: the scene's own lights). The lights the kernels read are rewritten only
+  // when this changes them.
+  virtual void set_sun(const std::optional<SunOverride>& sun) = 0;
 };
 
 struct RendererOptions {

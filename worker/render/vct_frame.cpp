@@ -27,7 +27,9 @@ int render_vct(const PackedScene& scene, const std::vector<CameraParams>& eyes, 
   validate_shadow_cone(request.frame.shadow_cone_degrees);
   if (const std::string warning = vct_specular_warning(scene); !warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
   const auto start = std::chrono::steady_clock::now();
-  auto renderer = make_vct_renderer(scene, device, request.options);
+  auto renderer = make_vct_renderer(scene, device, request.options,
+                                    request.sun ? std::optional(vct_lights_with_sun(vct_lights_for_scene(scene), request.sun))
+                                                : std::nullopt);
   VctStepTimes relight;
   if (request.move_light) {
     std::vector<VctLight> lights = renderer->lights();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/render/sun_override.h"
 #include "worker/render/vct_renderer.h"
 
 namespace tessera {
@@ -14,6 +15,7 @@ namespace tessera {
 struct VctRenderRequest {
   VctOptions options;
   VctFrameSettings frame;
+  std::optional<SunOverride> sun;  // the scene's sun replaced (voxelized with it)
   std::optional<std::array<float, 3>> move_light;  // new position (or direction) of light `light_index`
   size_t light_index = 0;
   uint32_t tile_size = 256;

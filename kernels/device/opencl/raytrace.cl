@@ -1,6 +1,8 @@
-/* OpenCL entry points of the `raytrace` mode and of the ray benchmarks. */
+/* OpenCL entry points of the `raytrace` mode, of every mode's depth and coverage pass, and of the
+ * ray benchmarks. */
 #include "kernels/device/opencl/kernel_params.h"
 #include "kernels/integrators/bench_rays.h"
+#include "kernels/integrators/primary_aux.h"
 #include "kernels/integrators/whitted.h"
 #include "kernels/render/ordered_groups.h"
 #include "kernels/render/persistent_groups.h"
@@ -51,6 +53,21 @@ __kernel void raytrace_tile(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSett
 }
 
 #endif
+
+/* Depth and coverage of a batch of tiles (kernels/integrators/primary_aux.h), laid out as
+ * raytrace_tiles lays out its pixels; one launch a batch on every device (one primary ray a pixel
+ * and shadow rays only on the shadow catcher: cheap enough that CPU devices gain nothing from
+ * packets here). out: one aux_pack word a pixel. */
+__kernel void primary_aux_tiles(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const RenderSettings settings, const AuxSettings aux,
+                                const CameraParams left, const CameraParams right, __global const uint* tiles,
+                                const uint tile_count, const uint rows_per_tile, __global uint* out) {
+  TileBatchItem it;
+  if (!tile_batch_item(tiles, tile_count, rows_per_tile, get_global_id(0), get_global_id(1), &it)) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  const CameraParams camera = it.eye ? right : left;
+  out[it.index] = primary_aux_pixel(&view, &ctx, &settings, &aux, &camera, it.px, it.py);
+}
 
 /* Ray benchmark, primary rays: closest hit for every pixel of the full image. */
 __kernel void bench_primary(TS_SCENE_PARAMS, const CameraParams camera, __global float4* hits) {
