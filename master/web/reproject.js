@@ -1,10 +1,11 @@
 // Reprojection: draws the newest frame from the master as seen from the eye pose of this display frame,
 // not the (older) pose it was rendered from. For each output pixel a fragment shader follows the current
-// eye's ray into the frame's eye: it starts where the ray's direction alone lands (rotation only, right
-// for far things) and refines that with the frame's depth by fixed-point steps: read the depth at the
-// source point, take the point on the current ray at that depth, project it into the source eye again.
-// Where a step leaves a foreground edge (a disocclusion) the farther of the last two points wins, so the
-// background fills the hole. Frames without depth are reprojected by rotation only. WebGL1, so that it
+// eye's ray into the frame's eye by fixed-point steps: read the depth at the source point, take the point
+// on the current ray at that depth, project it into the source eye again. It starts twice: where the
+// ray's direction alone lands (rotation only, right for far things) and at the frame's nearest depth
+// (so a near edge that moved over the background is found); where both settle on a surface the nearer
+// one occludes the other. Where neither settles (a disocclusion) the farther of the last two points wins,
+// so the background fills the hole. Frames without depth are reprojected by rotation only. WebGL1, so that it
 // runs on every headset browser and on software GL.
 import { conjugate, matrix3, multiply, rotate, subtract } from './quaternion.js';
 
@@ -35,7 +36,9 @@ uniform vec2 vRange;
 uniform float near;
 uniform float hasDepth;
 uniform float useAlpha;
-uniform vec2 depthOut;       // the depth buffer value at current-eye depth s (scene units): x + y / s
+uniform vec2 depthOut;
+uniform vec2 imageSize;      // one eye's pixels
+uniform float seedQ;         // the frame's nearest inverse depth (0: nothing hit anywhere)       // the depth buffer value at current-eye depth s (scene units): x + y / s
 varying vec2 screen;
 
 // Image coordinates (0..1, v down) of a point in the source eye's frame.
@@ -69,23 +72,43 @@ vec2 refine(float q, vec3 ray, vec2 far) {
   return (s > 0.0 && p.z < 0.0) ? project(p) : far;
 }
 
+// Fixed-point steps along the current ray from 'start': 'point' and its inverse depth 'q', 'settled' 1
+// where the steps came to rest (the ray meets the surface there).
+void follow(vec2 start, vec3 ray, vec2 far, out vec2 point, out float q, out float settled) {
+  vec2 image = start;
+  vec2 previous = start;
+  float previousQ = 0.0;
+  for (int i = 0; i < 4; ++i) {
+    previous = image;
+    previousQ = inverseDepth(image);
+    image = refine(previousQ, ray, far);
+  }
+  settled = length((image - previous) * imageSize) < 1.5 ? 1.0 : 0.0;
+  point = image;
+  q = previousQ;
+  if (settled < 0.5) {
+    float imageQ = inverseDepth(image);
+    if (previousQ < imageQ) point = previous;
+    else q = imageQ;
+  }
+}
+
 void main() {
   vec3 ray = toSource * vec3(mix(target.x, target.y, screen.x), mix(target.z, target.w, screen.y), -1.0);
   vec2 far = project(ray);
   vec2 image = far;
   float q = 0.0;
   if (hasDepth > 0.5) {
-    vec2 previous = image;
-    float previousQ = 0.0;
-    for (int i = 0; i < 4; ++i) {
-      previous = image;
-      previousQ = inverseDepth(image);
-      image = refine(previousQ, ray, far);
-    }
-    q = inverseDepth(image);
-    if (previousQ < q) {
-      image = previous;
-      q = previousQ;
+    float settled;
+    follow(far, ray, far, image, q, settled);
+    if (seedQ > 0.5) {
+      vec2 nearImage;
+      float nearQ, nearSettled;
+      follow(refine(seedQ, ray, far), ray, far, nearImage, nearQ, nearSettled);
+      if (nearSettled > 0.5 && (settled < 0.5 || nearQ > q)) {
+        image = nearImage;
+        q = nearQ;
+      }
     }
   }
 #ifdef WRITE_DEPTH
@@ -123,6 +146,16 @@ function makeTexture(gl, filter) {
   return texture;
 }
 
+// The largest inverse depth (the nearest point) of little-endian uint16 depths, from a sample of about
+// 64k of them: the seed of the reprojection's search for near edges.
+function nearestInverseDepth(bytes) {
+  const count = bytes.length >> 1;
+  const stride = Math.max(1, Math.floor(count / 65536));
+  let nearest = 0;
+  for (let i = 0; i < count; i += stride) nearest = Math.max(nearest, bytes[2 * i] | (bytes[2 * i + 1] << 8));
+  return nearest;
+}
+
 // The frustum a page asked for, from one rendered `guardDegrees` wider on every side.
 export function withoutGuardBand(frustum, guardDegrees) {
   if (!(guardDegrees > 0)) return frustum;
@@ -152,7 +185,7 @@ export class Reprojector {
     const prefix = this.writesDepth ? '#extension GL_EXT_frag_depth : enable\n#define WRITE_DEPTH\n' : '';
     this.program = compile(gl, VERTEX_SHADER, prefix + FRAGMENT_SHADER);
     const uniforms = ['colour', 'depth', 'alphaMap', 'toSource', 'origin', 'target', 'source', 'eyeTexels', 'vRange',
-      'near', 'hasDepth', 'useAlpha', 'depthOut'];
+      'near', 'hasDepth', 'useAlpha', 'depthOut', 'imageSize', 'seedQ'];
     this.uniforms = Object.fromEntries(uniforms.map((name) => [name, gl.getUniformLocation(this.program, name)]));
     this.corner = gl.getAttribLocation(this.program, 'corner');
     this.quad = gl.createBuffer();
@@ -186,7 +219,8 @@ export class Reprojector {
     if (hasDepth) this.storeTexture(this.depth, 'depth', gl.LUMINANCE_ALPHA, total, height, depth);
     const hasAlpha = alpha && alpha.length === total * height;
     if (hasAlpha) this.storeTexture(this.alpha, 'alpha', gl.LUMINANCE, total, height, alpha);
-    this.frame = { eyes, width, height, views, near: near || 0, hasDepth: !!hasDepth, hasAlpha: !!hasAlpha };
+    this.frame = { eyes, width, height, views, near: near || 0, hasDepth: !!hasDepth, hasAlpha: !!hasAlpha,
+      seedQ: hasDepth ? nearestInverseDepth(depth) : 0 };
   }
 
   storeTexture(texture, name, format, width, height, pixels) {
@@ -226,6 +260,8 @@ export class Reprojector {
       (textureEye * frame.width + 0.5) / total, ((textureEye + 1) * frame.width - 0.5) / total);
     gl.uniform2f(u.vRange, 0.5 / frame.height, 1 - 0.5 / frame.height);
     gl.uniform1f(u.near, frame.near);
+    gl.uniform2f(u.imageSize, frame.width, frame.height);
+    gl.uniform1f(u.seedQ, frame.seedQ);
     gl.uniform1f(u.hasDepth, frame.hasDepth && reproject ? 1 : 0);
     gl.uniform1f(u.useAlpha, useAlpha && frame.hasAlpha ? 1 : 0);
     [[this.colour, 'colour'], [this.depth, 'depth'], [this.alpha, 'alphaMap']].forEach(([texture, name], unit) => {

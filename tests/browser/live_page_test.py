@@ -522,9 +522,10 @@ def case_reprojection(c, args):
             stale = compare(c, c.dir / 'stale.png', reference)['psnr']
             reprojected = compare(c, c.dir / 'reprojected.png', reference)['psnr']
             rows.append((name, stale, reprojected, cleared))
-            if args.artifacts and name == 'turned 10 deg':
-                for image in ('stale', 'reprojected'):
-                    (Path(args.artifacts) / f'xr_{image}_10deg.png').write_bytes((c.dir / f'{image}.png').read_bytes())
+            if args.artifacts:
+                tag = name.split(' ', 1)[1].replace(' ', '')
+                for image, path in (('stale', c.dir / 'stale.png'), ('reprojected', c.dir / 'reprojected.png'), ('reference', reference)):
+                    (Path(args.artifacts) / f'xr_{tag}_{image}.png').write_bytes(Path(path).read_bytes())
     finally:
         c.resume_workers()
     print(f'frame {frame["frame"]} {"with" if depth else "without"} depth; PSNR against tessera-render at the new pose:')
