@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include <stb/stb_image.h>
@@ -127,6 +128,25 @@ TEST(HeadsetPieces, FrameMessageCarriesDepthThenAlpha) {
   EXPECT_FALSE(bare.alpha);
   EXPECT_THROW(bare.depth_values(), Error);
   EXPECT_THROW(zlib_decompress(depth, 15), Error);  // not the size it claims
+}
+
+// Deflated in pieces at once, still one zlib stream (its checksum over the whole).
+TEST(HeadsetPieces, ZlibInPiecesIsOneStream) {
+  std::vector<uint8_t> raw(3 * 1024 * 1024 + 17);
+  uint32_t state = 1;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    raw[i] = uint8_t(i % 4096 < 2048 ? (i / 4096) & 0xff : state >> 24);  // runs and noise
+  }
+  const std::string whole = zlib_compress(raw, 1, 1), pieces = zlib_compress(raw, 1, 6);
+  EXPECT_NE(whole, pieces);
+  for (const std::string* stream : {&whole, &pieces}) {
+    const std::string back = zlib_decompress(*stream, raw.size());
+    ASSERT_EQ(back.size(), raw.size());
+    EXPECT_EQ(std::memcmp(back.data(), raw.data(), raw.size()), 0);
+  }
+  EXPECT_LT(pieces.size(), whole.size() + 1024);
+  EXPECT_EQ(zlib_decompress(zlib_compress({}, 1, 4), 0), "");
 }
 
 TEST(HeadsetPieces, AssemblerCompositesDepthAndLeavesZeroWhereATileHasNone) {

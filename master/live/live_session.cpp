@@ -84,9 +84,9 @@ std::vector<uint8_t> depth_bytes(const std::vector<uint16_t>& depth) {
 }
 
 std::vector<uint8_t> alpha_plane(const ImageRgba8& image) {
-  std::vector<uint8_t> alpha(size_t(image.width()) * size_t(image.height()));
-  for (int y = 0; y < image.height(); ++y)
-    for (int x = 0; x < image.width(); ++x) alpha[size_t(y) * size_t(image.width()) + size_t(x)] = image.at(x, y).a;
+  const auto pixels = image.pixels();
+  std::vector<uint8_t> alpha(pixels.size() / ImageRgba8::kChannels);
+  for (size_t i = 0; i < alpha.size(); ++i) alpha[i] = pixels[i * ImageRgba8::kChannels + 3];
   return alpha;
 }
 
@@ -480,8 +480,9 @@ void LiveSession::encode_loop() {
       const auto aux_start = Clock::now();
       AuxCost aux;
       std::string depth, alpha;
-      if (!newest.depth.empty()) depth = zlib_compress(depth_bytes(newest.depth));
-      if (newest.transparent) alpha = zlib_compress(alpha_plane(shown));
+      const unsigned threads = options_.jpeg_threads ? options_.jpeg_threads : std::max(1u, std::thread::hardware_concurrency());
+      if (!newest.depth.empty()) depth = zlib_compress(depth_bytes(newest.depth), 1, threads);
+      if (newest.transparent) alpha = zlib_compress(alpha_plane(shown), 1, threads);
       aux.depth_bytes = depth.size();
       aux.alpha_bytes = alpha.size();
       aux.ms = depth.empty() && alpha.empty() ? 0.0 : ms_between(aux_start, Clock::now());
