@@ -122,11 +122,7 @@ void LiveSession::stop(const std::string& reason) {
   server_->stop(reason);
 }
 
-std::string LiveSession::url() const {
-  std::string host = options_.server.host;
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return "https://" + host + ":" + std::to_string(server_->port()) + "/?token=" + options_.server.token;
-}
+std::string LiveSession::url() const { return server_->url(); }  // a wildcard bind names a LAN address
 
 void LiveSession::refinement_for(const SessionOptions& o) {
   if (accumulates_here(o.mode)) {
