@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   std::string url, fingerprint, mode, schedule, size, save_frame;
   double duration = 10, rate = 30, revolution = 20, hold = 0, ipd = 0;
   unsigned tile = 0, spp = 0;
-  bool stereo = false, json_out = false, no_decode = false;
+  bool stereo = false, json_out = false, no_decode = false, depth = false, transparent = false;
   app.add_option("url", url, "The URL tessera-master printed: https://HOST:PORT/?token=TOKEN")->required();
   app.add_option("--duration", duration, "Seconds of moving poses")->capture_default_str();
   app.add_option("--rate", rate, "Poses per second (a headset sends one per display frame)")->capture_default_str();
@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
   app.add_option("--save-frame", save_frame, "Write the last frame, decoded, here as a PNG");
   app.add_flag("--no-decode", no_decode, "Do not decode the JPEGs (a page decodes before it displays)");
   app.add_flag("--json", json_out, "Print the results as JSON");
+  app.add_flag("--depth", depth, "Ask for every frame's depth (as a reprojecting page does) and inflate it");
+  app.add_flag("--transparent", transparent, "Ask for a transparent background: frames carry an alpha plane, inflated here");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
 
   try {
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
                       fingerprint.empty() ? std::nullopt : std::optional(fingerprint), std::chrono::seconds(10));
     const auto start = Clock::now();
     auto now_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-    client.send_text(json{{"type", "hello"}, {"want", "drive"}, {"client", stereo ? "xr" : "desktop"}}.dump());
+    client.send_text(json{{"type", "hello"}, {"want", "drive"}, {"client", stereo ? "xr" : "desktop"}, {"depth", depth}}.dump());
 
     json session;
     // The session message (settings apply between frames, so after the frames in flight), within the
@@ -132,6 +134,7 @@ int main(int argc, char** argv) {
       settings["size"] = {w, h};
     }
     if (!stereo && session.value("stereo", false)) settings["stereo"] = false;
+    if (transparent) settings["background"] = "transparent";
     if (settings.size() > 1) {
       client.send_text(settings.dump());
       session = wait_session();
@@ -154,7 +157,7 @@ int main(int argc, char** argv) {
     uint64_t pose_id = 0;
     std::optional<FrameMessage> last_frame;
     BandedJpegDecoder decoder;
-    std::vector<double> decode_ms;
+    std::vector<double> decode_ms, depth_bytes, alpha_bytes, inflate_ms;
     const double moving_until = duration * 1000, end_ms = (duration + hold) * 1000;
     double next_pose_ms = 0;
     while (now_ms() < end_ms) {
@@ -185,6 +188,18 @@ int main(int argc, char** argv) {
       const double received = now_ms();
       FrameMessage frame = unpack_frame_message(m->data);
       if (!no_decode) decoder.decode(frame.bands, frame.image_width(), frame.image_height());
+      if (frame.depth || frame.alpha) {
+        const double inflate_start = now_ms();
+        if (frame.depth) {
+          depth_bytes.push_back(double(frame.depth->size()));
+          frame.depth_values();  // inflated as a page does (and checked)
+        }
+        if (frame.alpha) {
+          alpha_bytes.push_back(double(frame.alpha->size()));
+          frame.alpha_values();
+        }
+        inflate_ms.push_back(now_ms() - inflate_start);
+      }
       const double shown = now_ms();
       decode_ms.push_back(shown - received);
       const uint64_t id = frame.header.at("pose_id").get<uint64_t>();
@@ -217,6 +232,8 @@ int main(int argc, char** argv) {
                          {"fps", frames > 1 && span_s > 0 ? double(frames - 1) / span_s : 0.0},
                          {"new_pose_fps", fresh > 1 && fresh_span_s > 0 ? double(fresh - 1) / fresh_span_s : 0.0},
                          {"decode_ms", {{"median", percentile(decode_ms, 0.5)}, {"p95", percentile(decode_ms, 0.95)}}},
+                         {"aux", {{"depth_bytes", percentile(depth_bytes, 0.5)}, {"alpha_bytes", percentile(alpha_bytes, 0.5)},
+                                  {"inflate_ms", percentile(inflate_ms, 0.5)}}},
                          {"max_samples", max_samples_seen},
                          {"last_samples", last_samples},
                          {"eyes", stereo ? 2 : 1},
@@ -233,6 +250,9 @@ int main(int argc, char** argv) {
                   "up to %u samples; decode %.1f ms median\n",
                   frames, fresh, (unsigned long long)pose_id, latency_text, result["fps"].get<double>(),
                   result["new_pose_fps"].get<double>(), max_samples_seen, result["decode_ms"]["median"].get<double>());
+      if (!depth_bytes.empty() || !alpha_bytes.empty())
+        std::printf("depth %.0f bytes, alpha %.0f bytes a frame (medians), inflated in %.2f ms\n", percentile(depth_bytes, 0.5),
+                    percentile(alpha_bytes, 0.5), percentile(inflate_ms, 0.5));
     }
     if (!frames) throw Error("no frame arrived in the session's time: the master is busy or its workers are gone");
     return 0;

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/base/error.h"
+#include "common/base/zstd_codec.h"
 #include "common/net/tile_codec.h"
 
 namespace tessera::master {
@@ -14,9 +15,10 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-FrameAssembler::FrameAssembler(const net::TileGrid& grid)
+FrameAssembler::FrameAssembler(const net::TileGrid& grid, bool depth)
     : grid_(grid),
       image_(int(grid.width() * grid.eyes()), int(grid.height())),
+      depth_(depth ? size_t(grid.width()) * grid.eyes() * grid.height() : 0, 0),
       owner_(grid.tile_count(), -1),
       done_(grid.tile_count(), 0) {}
 
@@ -37,7 +39,23 @@ CompositeTiming FrameAssembler::composite(const wire::TileResult& result) {
   const auto copy_start = std::chrono::steady_clock::now();
   composite_tile(image_, int(spec.eye * grid_.width() + spec.x0), int(spec.y0), int(spec.width), int(spec.height), pixels);
   timing.composite_ms = ms_since(copy_start);
+  if (!depth_.empty() && !result.depth().empty()) composite_depth(result, spec, timing);
   return timing;
+}
+
+void FrameAssembler::composite_depth(const wire::TileResult& result, const net::TileSpec& spec, CompositeTiming& timing) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto* packed = reinterpret_cast<const uint8_t*>(result.depth().data());
+  const std::vector<uint8_t> bytes = zstd_decompress({packed, result.depth().size()}, size_t(spec.width) * spec.height * 2);
+  timing.decode_ms += ms_since(start);
+  const auto copy_start = std::chrono::steady_clock::now();
+  const size_t stride = size_t(grid_.width()) * grid_.eyes();
+  for (uint32_t y = 0; y < spec.height; ++y) {
+    uint16_t* row = depth_.data() + (size_t(spec.y0) + y) * stride + size_t(spec.eye) * grid_.width() + spec.x0;
+    const uint8_t* in = bytes.data() + size_t(y) * spec.width * 2;
+    for (uint32_t x = 0; x < spec.width; ++x) row[x] = uint16_t(in[2 * x] | in[2 * x + 1] << 8);  // little-endian on the wire
+  }
+  timing.composite_ms += ms_since(copy_start);
 }
 
 void FrameAssembler::mark_composited(uint32_t tile) {

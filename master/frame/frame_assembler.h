@@ -15,13 +15,15 @@
 namespace tessera::master {
 
 struct CompositeTiming {
-  double decode_ms = 0;     // zstd (0 for raw tiles)
-  double composite_ms = 0;  // rows into the frame
+  double decode_ms = 0;     // zstd (0 for raw tiles), the depth's included
+  double composite_ms = 0;  // rows into the frame (colour and depth)
 };
 
 class FrameAssembler {
  public:
-  explicit FrameAssembler(const net::TileGrid& grid);
+  // `depth`: the tiles' TileResult.depth is composited too, into eyes*width x height inverse depths
+  // (FrameRequest.aux, AuxOutputs.depth); a tile without it leaves 0 there (nothing hit).
+  explicit FrameAssembler(const net::TileGrid& grid, bool depth = false);
 
   // Claimed (arrived), composited or not.
   bool has(uint32_t tile) const { return tile < owner_.size() && owner_[tile] >= 0; }
@@ -41,12 +43,16 @@ class FrameAssembler {
   uint32_t tile_count() const { return uint32_t(owner_.size()); }
   const ImageRgba8& image() const { return image_; }
   ImageRgba8 take_image() { return std::move(image_); }
+  const std::vector<uint16_t>& depth() const { return depth_; }  // empty unless asked for
   const std::vector<int>& owners() const { return owner_; }  // worker index per tile, -1 missing
   const net::TileGrid& grid() const { return grid_; }
 
  private:
+  void composite_depth(const wire::TileResult& result, const net::TileSpec& spec, CompositeTiming& timing);
+
   net::TileGrid grid_;
   ImageRgba8 image_;
+  std::vector<uint16_t> depth_;
   std::vector<int> owner_;
   std::vector<uint8_t> done_;
   uint32_t received_ = 0;

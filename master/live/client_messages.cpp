@@ -99,7 +99,40 @@ SettingsChange parse_settings(const json& m) {
     if (!m["stereo"].is_boolean()) bad("'stereo' must be true or false");
     s.stereo = m["stereo"].get<bool>();
   }
+  if (m.contains("background")) {
+    const json& v = m["background"];
+    if (!v.is_string() || (v != "opaque" && v != "transparent")) bad("'background' must be opaque or transparent");
+    s.transparent = v == "transparent";
+  }
   return s;
+}
+
+constexpr double kMaxPlaceDistance = 1e6;  // scene units from the origin
+constexpr double kMaxIrradiance = 1e4;     // SunOverride's limit (wire.proto)
+
+Place parse_place(const json& m) {
+  Place p;
+  p.floor = floats<3>(field(m, "floor"), "floor", kMaxPlaceDistance);
+  const double r = std::sqrt(double(p.floor[0]) * p.floor[0] + double(p.floor[1]) * p.floor[1] + double(p.floor[2]) * p.floor[2]);
+  if (r > kMaxPlaceDistance) bad("'floor' lies farther than 1e6 from the origin");
+  return p;
+}
+
+Light parse_light(const json& m) {
+  Light l;
+  const bool direction = m.contains("direction"), irradiance = m.contains("irradiance");
+  if (!direction && !irradiance) return l;  // the scene's own sun again
+  if (!direction || !irradiance) bad("a light needs both 'direction' and 'irradiance' (or neither)");
+  Light::Sun sun;
+  sun.direction = floats<3>(m["direction"], "direction", 1e6);
+  const double n = std::sqrt(double(sun.direction[0]) * sun.direction[0] + double(sun.direction[1]) * sun.direction[1] +
+                             double(sun.direction[2]) * sun.direction[2]);
+  if (!(n > 1e-6)) bad("'direction' must not be zero");
+  sun.irradiance = floats<3>(m["irradiance"], "irradiance", kMaxIrradiance);
+  for (float c : sun.irradiance)
+    if (c < 0) bad("'irradiance' components must lie in [0, 1e4]");
+  l.sun = sun;
+  return l;
 }
 
 }  // namespace
@@ -126,6 +159,10 @@ ClientMessage parse_client_message(const std::string& text) {
     const std::string want = m.value("want", "watch");
     if (want != "drive" && want != "watch") bad("'want' must be drive or watch");
     h.drive = want == "drive";
+    if (const auto depth = m.find("depth"); depth != m.end()) {
+      if (!depth->is_boolean()) bad("'depth' must be true or false");
+      h.depth = depth->get<bool>();
+    }
     const auto client = m.find("client");
     if (client != m.end()) {
       if (!client->is_string() || client->get<std::string>().size() > 32) bad("'client' must be a short string");
@@ -139,6 +176,15 @@ ClientMessage parse_client_message(const std::string& text) {
       return parse_settings(m);
     } catch (const ProtocolError& e) {
       return RefusedSettings{e.what()};
+    }
+  }
+  // AR requests: a value out of range (a tracking glitch, a NaN serialized as null) is refused, the page stays.
+  if (t == "place" || t == "light") {
+    try {
+      if (t == "place") return parse_place(m);
+      return parse_light(m);
+    } catch (const ProtocolError& e) {
+      return RefusedRequest{t, e.what()};
     }
   }
   bad("unknown message type '" + t.substr(0, 32) + "'");

@@ -19,6 +19,7 @@ struct ProtocolError : std::runtime_error {
 
 struct Hello {
   bool drive = false;
+  bool depth = false;  // the page reprojects: it wants every frame's depth
   std::string client;  // desktop | phone | xr
 };
 struct TakeControl {};
@@ -36,6 +37,19 @@ struct SettingsChange {
   std::optional<uint32_t> spp, preset, tile;
   std::optional<std::array<uint32_t, 2>> size;
   std::optional<bool> stereo;
+  std::optional<bool> transparent;  // "background": "transparent" | "opaque"
+};
+
+// AR tap-to-place: the scene point `floor` stands on a real surface; its y is the shadow catcher's height.
+struct Place {
+  std::array<float, 3> floor{};
+};
+// AR light estimation: the real primary light drives the scene's sun; none: the scene's own sun again.
+struct Light {
+  struct Sun {
+    std::array<float, 3> direction{}, irradiance{};
+  };
+  std::optional<Sun> sun;
 };
 
 // A well-formed settings message with a value the master cannot use (a size out of range, ...): the
@@ -44,7 +58,13 @@ struct RefusedSettings {
   std::string reason;
 };
 
-using ClientMessage = std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange, RefusedSettings>;
+// A place or light message with values the master cannot use (not finite, out of range): refused
+// with an event, the page stays connected.
+struct RefusedRequest {
+  std::string type, reason;
+};
+
+using ClientMessage = std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange, RefusedSettings, Place, Light, RefusedRequest>;
 
 ClientMessage parse_client_message(const std::string& text);
 

@@ -1,6 +1,7 @@
 #include "master/live/frame_message.h"
 
 #include "common/base/error.h"
+#include "master/live/zlib_stream.h"
 
 namespace tessera::master::live {
 namespace {
@@ -15,7 +16,7 @@ int positive_int(const nlohmann::json& header, const char* key, int fallback) {
 
 }  // namespace
 
-std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand>& bands) {
+std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand>& bands, const AuxSections& aux) {
   nlohmann::json table = nlohmann::json::array();
   size_t bytes = 0;
   for (const auto& b : bands) {
@@ -24,6 +25,14 @@ std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand
   }
   header["format"] = kFrameFormat;
   header["bands"] = std::move(table);
+  if (aux.depth) {
+    header["depth"] = {{"near", aux.depth_near}, {"bytes", aux.depth->size()}};
+    bytes += aux.depth->size();
+  }
+  if (aux.alpha) {
+    header["alpha"] = {{"bytes", aux.alpha->size()}};
+    bytes += aux.alpha->size();
+  }
   const std::string text = header.dump();
   const auto length = uint32_t(text.size());
   std::string message;
@@ -31,12 +40,29 @@ std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand
   for (int i = 0; i < 4; ++i) message += char((length >> (8 * i)) & 0xff);
   message += text;
   for (const auto& b : bands) message += b.jpeg;
+  if (aux.depth) message += *aux.depth;
+  if (aux.alpha) message += *aux.alpha;
   return message;
 }
 
 int FrameMessage::image_width() const { return positive_int(header, "eyes", 1) * positive_int(header, "width", 1); }
 
 int FrameMessage::image_height() const { return positive_int(header, "height", 1); }
+
+std::vector<uint16_t> FrameMessage::depth_values() const {
+  if (!depth) throw Error("the frame has no depth section");
+  const size_t count = size_t(image_width()) * size_t(image_height());
+  const std::string bytes = zlib_decompress(*depth, count * 2);
+  std::vector<uint16_t> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = uint16_t(uint8_t(bytes[2 * i]) | uint8_t(bytes[2 * i + 1]) << 8);
+  return values;
+}
+
+std::vector<uint8_t> FrameMessage::alpha_values() const {
+  if (!alpha) throw Error("the frame has no alpha section");
+  const std::string bytes = zlib_decompress(*alpha, size_t(image_width()) * size_t(image_height()));
+  return {bytes.begin(), bytes.end()};
+}
 
 FrameMessage unpack_frame_message(const std::string& message) {
   if (message.size() < 4) throw Error("frame message shorter than its length field");
@@ -65,7 +91,18 @@ FrameMessage unpack_frame_message(const std::string& message) {
     frame.bands.push_back({int(y->get<uint64_t>()), int(height->get<uint64_t>()), message.substr(at, n)});
     at += n;
   }
-  if (at != message.size()) throw Error("frame message has bytes after its last band");
+  for (const char* key : {"depth", "alpha"}) {  // in this order after the bands
+    const auto section = frame.header.find(key);
+    if (section == frame.header.end()) continue;
+    const auto bytes = section->is_object() ? section->find("bytes") : section->end();
+    if (!section->is_object() || bytes == section->end() || !bytes->is_number_unsigned())
+      throw Error(std::string("frame header: '") + key + "' needs a whole number of bytes");
+    const uint64_t n = bytes->get<uint64_t>();
+    if (n > message.size() - at) throw Error(std::string("frame ") + key + " section runs past the message");
+    (std::string(key) == "depth" ? frame.depth : frame.alpha) = message.substr(at, n);
+    at += n;
+  }
+  if (at != message.size()) throw Error("frame message has bytes after its last section");
   check_band_layout(frame.bands, frame.image_height());
   return frame;
 }

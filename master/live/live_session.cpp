@@ -8,6 +8,7 @@
 #include "master/frame/sample_accumulator.h"
 #include "master/live/frame_message.h"
 #include "master/live/jpeg_bands.h"
+#include "master/live/zlib_stream.h"
 #include "master/session/mode_options.h"
 
 namespace tessera::master::live {
@@ -19,6 +20,12 @@ constexpr auto kStatusInterval = std::chrono::milliseconds(250);
 constexpr auto kRateWindow = std::chrono::seconds(2);     // fps, tiles/s, busy %
 constexpr auto kLatencyWindow = std::chrono::seconds(60); // the status's latency median and p95
 constexpr size_t kPoseMemory = 4096;                      // pose ids kept for `displayed`
+constexpr size_t kAuxMemory = 64;                         // frames whose depth and alpha costs the status's medians cover
+constexpr float kDepthNearMetres = 0.05f;                 // q = 65535 at 5 cm: closer than a headset lets the eye focus
+// A light estimate this close to the sun in force changes nothing worth a new render (AR pages
+// estimate the light every frame, with noise).
+constexpr float kSunDirectionTolerance = 0.9999f;  // cos of about 0.8 degrees
+constexpr float kSunIrradianceTolerance = 0.02f;   // relative
 
 double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -31,6 +38,59 @@ double percentile(std::vector<double> v, double q) {
 }
 
 json vec3(const tpk::Vec3& v) { return {v.x(), v.y(), v.z()}; }
+json vec3(const wire::Vec3& v) { return {v.x(), v.y(), v.z()}; }
+json array_json(const std::array<float, 3>& v) { return {v[0], v[1], v[2]}; }
+json array_json(const std::array<float, 4>& v) { return {v[0], v[1], v[2], v[3]}; }
+
+wire::Vec3 wire_vec3(const std::array<float, 3>& v) {
+  wire::Vec3 out;
+  out.set_x(v[0]);
+  out.set_y(v[1]);
+  out.set_z(v[2]);
+  return out;
+}
+
+bool same_sun(const wire::SunOverride& a, const wire::SunOverride& b) {
+  auto unit = [](const wire::Vec3& v) {
+    const double n = std::sqrt(double(v.x()) * v.x() + double(v.y()) * v.y() + double(v.z()) * v.z());
+    return std::array<double, 3>{v.x() / n, v.y() / n, v.z() / n};
+  };
+  const auto da = unit(a.direction()), db = unit(b.direction());
+  if (da[0] * db[0] + da[1] * db[1] + da[2] * db[2] < kSunDirectionTolerance) return false;
+  const float ia[] = {a.irradiance().x(), a.irradiance().y(), a.irradiance().z()};
+  const float ib[] = {b.irradiance().x(), b.irradiance().y(), b.irradiance().z()};
+  for (int i = 0; i < 3; ++i)
+    if (std::fabs(ia[i] - ib[i]) > kSunIrradianceTolerance * std::max({ia[i], ib[i], 1e-3f})) return false;
+  return true;
+}
+
+json views_json(const RenderedEyes& eyes) {
+  json views = json::array();
+  for (const EyeView& v : eyes.views)
+    views.push_back({{"position", array_json(v.pose.position)},
+                     {"orientation", array_json(v.pose.orientation)},
+                     {"frustum", {v.frustum.left, v.frustum.right, v.frustum.bottom, v.frustum.top}}});
+  return views;
+}
+
+// Little-endian bytes of the inverse depths, as PROTOCOL.md's depth section holds them.
+std::vector<uint8_t> depth_bytes(const std::vector<uint16_t>& depth) {
+  std::vector<uint8_t> bytes(depth.size() * 2);
+  for (size_t i = 0; i < depth.size(); ++i) {
+    bytes[2 * i] = uint8_t(depth[i] & 0xff);
+    bytes[2 * i + 1] = uint8_t(depth[i] >> 8);
+  }
+  return bytes;
+}
+
+std::vector<uint8_t> alpha_plane(const ImageRgba8& image) {
+  const auto pixels = image.pixels();
+  std::vector<uint8_t> alpha(pixels.size() / ImageRgba8::kChannels);
+  for (size_t i = 0; i < alpha.size(); ++i) alpha[i] = pixels[i * ImageRgba8::kChannels + 3];
+  return alpha;
+}
+
+double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
 
 bool accumulates_here(const std::string& mode) { return mode == "raytrace" || mode == "vct"; }
 
@@ -62,11 +122,7 @@ void LiveSession::stop(const std::string& reason) {
   server_->stop(reason);
 }
 
-std::string LiveSession::url() const {
-  std::string host = options_.server.host;
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return "https://" + host + ":" + std::to_string(server_->port()) + "/?token=" + options_.server.token;
-}
+std::string LiveSession::url() const { return server_->url(); }  // a wildcard bind names a LAN address
 
 void LiveSession::refinement_for(const SessionOptions& o) {
   if (accumulates_here(o.mode)) {
@@ -90,11 +146,32 @@ void LiveSession::closed(uint64_t connection, const std::string& why) {
   const auto it = connections_.find(connection);
   if (it == connections_.end()) return;
   net::log_info("live: page " + it->second.peer + " left (" + why + ")");
-  if (driver_ == connection) {
-    driver_ = 0;
-    server_->broadcast_text(json{{"type", "event"}, {"t", ms_between(started_, Clock::now())}, {"text", "the driving page left"}}.dump());
-  }
+  const std::string peer = it->second.peer;
   connections_.erase(it);
+  if (driver_ == connection) hand_over_driving(peer);
+  update_depth();
+}
+
+// The page that came last among those that wanted to drive (else the newest page) drives now: a
+// headset whose page reloads, or a phone that locks, does not leave the session without a driver.
+void LiveSession::hand_over_driving(const std::string& former) {
+  driver_ = 0;
+  pose_times_.clear();  // the next driver's pose ids and clock are its own
+  const Connection* next = nullptr;
+  for (const auto& [id, c] : connections_) {
+    if (!c.greeted) continue;
+    if (!next || (c.wants_drive != next->wants_drive ? c.wants_drive : c.greeted_order > next->greeted_order)) {
+      next = &c;
+      driver_ = id;
+    }
+  }
+  if (!next) {
+    event("the driving page left");
+    return;
+  }
+  send_text(driver_, session_message(true).dump());
+  net::log_info("live: the driving page " + former + " left; " + next->peer + " drives now");
+  event("the driving page left; page " + next->peer + (next->client.empty() ? "" : " (" + next->client + ")") + " drives now");
 }
 
 void LiveSession::text(uint64_t connection, const std::string& message) {
@@ -106,19 +183,23 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
     if (c.greeted) throw ProtocolError(1008, "hello twice");
     c.greeted = true;
     c.client = hello->client;
+    c.wants_drive = hello->drive;
+    c.depth = hello->depth;
+    c.greeted_order = ++greetings_;
     if (hello->drive && driver_ == 0) driver_ = connection;
-    server_->send_text(connection, session_message(driver_ == connection).dump());
+    update_depth();
+    send_text(connection, session_message(driver_ == connection).dump());
     // The view as it is now, not an empty one until the pose moves.
-    if (newest_frame_) server_->send_frame(connection, newest_frame_id_, newest_frame_);
+    const auto& newest = c.depth && newest_frame_depth_ ? newest_frame_depth_ : newest_frame_;
+    if (newest) server_->send_frame(connection, newest_frame_id_, newest);
     return;
   }
   if (std::holds_alternative<TakeControl>(parsed)) {
     const uint64_t former = driver_;
     driver_ = connection;
-    if (former && former != connection) server_->send_text(former, session_message(false).dump());
-    server_->send_text(connection, session_message(true).dump());
-    server_->broadcast_text(json{{"type", "event"}, {"t", ms_between(started_, Clock::now())},
-                                 {"text", "page " + c.peer + " (" + c.client + ") took control"}}.dump());
+    if (former && former != connection) send_text(former, session_message(false).dump());
+    send_text(connection, session_message(true).dump());
+    event("page " + c.peer + " (" + c.client + ") took control");
     return;
   }
   if (const auto* pose = std::get_if<PoseUpdate>(&parsed)) {
@@ -156,9 +237,68 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
   if (const auto* refused = std::get_if<RefusedSettings>(&parsed)) {
     if (connection != driver_) throw ProtocolError(1008, "settings come from the driving page only");
     event("settings refused: " + refused->reason);
-    server_->send_text(connection, session_message(true).dump());  // what is still in force
+    send_text(connection, session_message(true).dump());  // what is still in force
     return;
   }
+  if (std::holds_alternative<Place>(parsed) || std::holds_alternative<Light>(parsed) || std::holds_alternative<RefusedRequest>(parsed)) {
+    if (connection != driver_) {  // a watcher's AR page does not move the driver's scene
+      send_text(connection, json{{"type", "event"}, {"t", ms_between(started_, Clock::now())},
+                                 {"text", "place and light come from the driving page only"}}.dump());
+      return;
+    }
+    if (const auto* p = std::get_if<Place>(&parsed)) return place(*p);
+    if (const auto* l = std::get_if<Light>(&parsed)) return light(*l);
+    const auto& refused = std::get<RefusedRequest>(parsed);
+    net::log_warning("live: " + refused.type + " refused: " + refused.reason);
+    event(refused.type + " refused: " + refused.reason);
+    return;
+  }
+}
+
+void LiveSession::place(const Place& p) {
+  aux_.set_shadow_catcher_height(p.floor[1]);
+  frame_options_changed();
+}
+
+void LiveSession::light(const Light& l) {
+  if (!l.sun) {
+    if (!sun_) return;
+    sun_.reset();
+  } else {
+    wire::SunOverride sun;
+    *sun.mutable_direction() = wire_vec3(l.sun->direction);
+    *sun.mutable_irradiance() = wire_vec3(l.sun->irradiance);
+    if (sun_ && same_sun(*sun_, sun)) return;
+    sun_ = sun;
+  }
+  frame_options_changed();
+}
+
+// Depth is rendered while a connected page reprojects.
+void LiveSession::update_depth() {
+  const bool wanted = std::any_of(connections_.begin(), connections_.end(), [](const auto& c) { return c.second.greeted && c.second.depth; });
+  if (wanted == aux_.depth()) return;
+  aux_.set_depth(wanted);
+  if (wanted) {
+    const float units_per_meter = scene_.manifest.scene_scale() > 0.0f ? scene_.manifest.scene_scale() : 1.0f;
+    aux_.set_depth_near(kDepthNearMetres * units_per_meter);
+  } else {
+    aux_.clear_depth_near();
+  }
+  frame_options_changed();
+}
+
+// The next frame renders with them; a held pose renders afresh (its refinements so far show the
+// scene as it was), and the pages see what is in force.
+void LiveSession::frame_options_changed() {
+  if (!pending_) refinement_for(current_);
+  send_session_messages();
+}
+
+void LiveSession::update_frame_options(SessionOptions& options) {
+  std::lock_guard lock(mutex_);
+  options.aux = aux_;
+  options.sun = sun_;
 }
 
 void LiveSession::book_page_times(const Displayed& shown, LiveFrameStats& frame) {
@@ -189,12 +329,24 @@ void LiveSession::apply_change(const SettingsChange& change) {
     o.stereo = *change.stereo;
     o.ipd = o.stereo ? (current_.ipd > 0 ? current_.ipd : -1.0f) : 0.0f;
   }
+  if (change.transparent && *change.transparent != aux_.transparent()) {
+    aux_.set_transparent(*change.transparent);
+    if (!pending_) refinement_for(current_);
+  }
+  const bool structural = change.mode || change.spp || change.preset || change.tile || change.schedule || change.size || change.stereo;
+  if (!structural) return send_session_messages();  // a background alone waits for no frame in flight
   if (!pending_) before_pending_ = current_;
   pending_ = o;
 }
 
 void LiveSession::frame_done(uint64_t connection, uint64_t frame_id, bool sent) {
   std::lock_guard lock(mutex_);
+  if (sent) {
+    const auto size = frame_sizes_.find(frame_id);
+    const auto c = connections_.find(connection);
+    if (size != frame_sizes_.end() && c != connections_.end())
+      count_page_bytes(c->second.depth && size->second.second ? size->second.second : size->second.first);
+  }
   if (connection != driver_) return;
   const auto f = frames_.find(frame_id);
   const auto q = queued_at_.find(frame_id);
@@ -231,6 +383,9 @@ void LiveSession::frame_completed(const CompletedFrame& frame) {
   job.accumulate = accumulates_here(o.mode);
   job.path_samples = uint32_t(std::lround(frame.record.samples_per_pixel));
   job.image = frame.image;
+  job.depth = frame.depth;
+  job.depth_near = frame.request.aux().depth_near();
+  job.transparent = frame.request.aux().transparent();
   job.header = {{"type", "frame"},
                 {"frame", frame.record.frame_id},
                 {"pose_id", frame.pose.id},
@@ -243,6 +398,8 @@ void LiveSession::frame_completed(const CompletedFrame& frame) {
                 {"tile", o.tile_size},
                 {"mode", o.mode},
                 {"owners", frame.owners},
+                {"views", views_json(frame.eyes)},
+                {"guard_band", frame.eyes.guard_band_degrees},
                 {"stages",
                  {{"pose_wait", stats.pose_wait_ms}, {"render", stats.render_ms}, {"wire", stats.wire_ms}, {"composite", stats.composite_ms}}}};
   {
@@ -311,32 +468,88 @@ void LiveSession::encode_loop() {
     if (first_of_pose) accumulate_ms = 0;
     try {
       const auto start = Clock::now();
-      const std::vector<JpegBand> bands = encoder.encode(first_of_pose ? newest.image : accumulator.resolve());
+      const ImageRgba8 resolved = first_of_pose ? ImageRgba8() : accumulator.resolve();
+      const ImageRgba8& shown = first_of_pose ? newest.image : resolved;
+      const std::vector<JpegBand> bands = encoder.encode(shown);  // RGB as it is: premultiplied when transparent
       const double encode_ms = ms_between(start, Clock::now());
+      // Depth (the same primary rays in every refinement of a pose) and the shown image's alpha.
+      const auto aux_start = Clock::now();
+      AuxCost aux;
+      std::string depth, alpha;
+      const unsigned threads = options_.jpeg_threads ? options_.jpeg_threads : std::max(1u, std::thread::hardware_concurrency());
+      if (!newest.depth.empty()) depth = zlib_compress(depth_bytes(newest.depth), 1, threads);
+      if (newest.transparent) alpha = zlib_compress(alpha_plane(shown), 1, threads);
+      aux.depth_bytes = depth.size();
+      aux.alpha_bytes = alpha.size();
+      aux.ms = depth.empty() && alpha.empty() ? 0.0 : ms_between(aux_start, Clock::now());
       newest.header["samples"] = samples;
       newest.header["stages"]["accumulate"] = accumulate_ms;
       newest.header["stages"]["encode"] = encode_ms;
-      auto message = std::make_shared<const std::string>(pack_frame_message(std::move(newest.header), bands));
+      if (!depth.empty() || !alpha.empty()) newest.header["stages"]["aux"] = aux.ms;
+      AuxSections sections;
+      sections.alpha = newest.transparent ? &alpha : nullptr;
+      auto plain = std::make_shared<const std::string>(pack_frame_message(newest.header, bands, sections));
+      std::shared_ptr<const std::string> with_depth;
+      if (!depth.empty()) {
+        sections.depth = &depth;
+        sections.depth_near = newest.depth_near;
+        with_depth = std::make_shared<const std::string>(pack_frame_message(newest.header, bands, sections));
+      }
       {
         std::lock_guard lock(mutex_);
         if (auto f = frames_.find(newest.frame_id); f != frames_.end()) {
           f->second.samples = samples;
           f->second.encode_ms = encode_ms;
           f->second.accumulate_ms = accumulate_ms;
+          f->second.depth_bytes = aux.depth_bytes;
+          f->second.alpha_bytes = aux.alpha_bytes;
+          f->second.aux_ms = aux.ms;
+        }
+        if (aux.depth_bytes || aux.alpha_bytes) {
+          recent_aux_.emplace_back(Clock::now(), aux);
+          while (recent_aux_.size() > kAuxMemory) recent_aux_.pop_front();
         }
         queued_at_[newest.frame_id] = Clock::now();
         while (queued_at_.size() > kPoseMemory) queued_at_.erase(queued_at_.begin());
+        frame_sizes_[newest.frame_id] = {plain->size(), with_depth ? with_depth->size() : 0};
+        while (frame_sizes_.size() > kPoseMemory) frame_sizes_.erase(frame_sizes_.begin());
         ++frames_sent_;
         last_samples_ = samples;
         newest_frame_id_ = newest.frame_id;
-        newest_frame_ = message;
+        newest_frame_ = plain;
+        newest_frame_depth_ = with_depth;
+        send_frame_to_pages(newest.frame_id, plain, with_depth);
       }
-      server_->broadcast_frame(newest.frame_id, std::move(message));
       if (newest.accumulate && first_of_pose) accumulate(newest);  // keeps the image aside, no work
     } catch (const std::exception& e) {
       net::log_warning(std::string("live: frame ") + std::to_string(newest.frame_id) + " not sent: " + e.what());
     }
   }
+}
+
+// Pages that reprojects get the message with the depth section; the others the one without.
+void LiveSession::send_frame_to_pages(uint64_t frame_id, const std::shared_ptr<const std::string>& plain,
+                                      const std::shared_ptr<const std::string>& with_depth) {
+  for (const auto& [id, c] : connections_)
+    if (c.greeted) server_->send_frame(id, frame_id, c.depth && with_depth ? with_depth : plain);
+}
+
+void LiveSession::count_page_bytes(size_t bytes) {
+  std::lock_guard lock(bytes_mutex_);
+  const auto now = Clock::now();
+  page_bytes_.emplace_back(now, bytes);
+  while (!page_bytes_.empty() && now - page_bytes_.front().first > kRateWindow) page_bytes_.pop_front();
+}
+
+// Text messages are counted as they are queued (they are small; frames, the bulk, as they are written).
+void LiveSession::send_text(uint64_t connection, std::string message) {
+  count_page_bytes(message.size());
+  server_->send_text(connection, std::move(message));
+}
+
+void LiveSession::broadcast_text(std::string message) {
+  count_page_bytes(message.size() * server_->connections());
+  server_->broadcast_text(std::move(message));
 }
 
 void LiveSession::worker_changed(const WorkerChange& change) {
@@ -367,7 +580,7 @@ void LiveSession::worker_changed(const WorkerChange& change) {
 }
 
 void LiveSession::event(const std::string& text) {
-  server_->broadcast_text(json{{"type", "event"}, {"t", ms_between(started_, Clock::now())}, {"text", text}}.dump());
+  broadcast_text(json{{"type", "event"}, {"t", ms_between(started_, Clock::now())}, {"text", text}}.dump());
 }
 
 void LiveSession::tick() {
@@ -403,7 +616,19 @@ void LiveSession::tick() {
     decode.push_back(p.decode);
     draw.push_back(p.draw);
   }
-  server_->broadcast_text(json{{"type", "status"},
+  std::vector<double> depth_bytes, alpha_bytes, aux_ms;
+  for (const auto& [at, cost] : recent_aux_) {
+    depth_bytes.push_back(double(cost.depth_bytes));
+    alpha_bytes.push_back(double(cost.alpha_bytes));
+    aux_ms.push_back(cost.ms);
+  }
+  double page_bytes = 0;
+  {
+    std::lock_guard bytes_lock(bytes_mutex_);
+    while (!page_bytes_.empty() && now - page_bytes_.front().first > kRateWindow) page_bytes_.pop_front();
+    for (const auto& [at, bytes] : page_bytes_) page_bytes += double(bytes);
+  }
+  broadcast_text(json{{"type", "status"},
                                {"fps", double(recent_frames_.size()) / window_s},
                                {"latency_ms", {{"median", percentile(latency, 0.5)}, {"p95", percentile(latency, 0.95)}}},
                                {"page_ms",
@@ -411,6 +636,8 @@ void LiveSession::tick() {
                                {"frames", frames_sent_},
                                {"samples", last_samples_},
                                {"pages", connections_.size()},
+                               {"page_mbit_s", page_bytes * 8 / 1e6 / window_s},
+                               {"aux", {{"depth_bytes", median(depth_bytes)}, {"alpha_bytes", median(alpha_bytes)}, {"ms", median(aux_ms)}}},
                                {"workers", workers}}
                               .dump());
 }
@@ -443,7 +670,7 @@ void LiveSession::settings_rejected(const std::string& why) {
 
 void LiveSession::send_session_messages() {
   for (const auto& [id, c] : connections_)
-    if (c.greeted) server_->send_text(id, session_message(id == driver_).dump());
+    if (c.greeted) send_text(id, session_message(id == driver_).dump());
 }
 
 json LiveSession::settings_json(const SessionOptions& o) const {
@@ -468,7 +695,12 @@ json LiveSession::session_message(bool drives) const {
           {"size", {current_.width, current_.height}},
           {"stereo", current_.stereo || current_.ipd > 0},
           {"settings", settings_json(current_)},
-          {"max_samples", accumulates_here(current_.mode) ? options_.max_samples : options_.max_path_samples}};
+          {"max_samples", accumulates_here(current_.mode) ? options_.max_samples : options_.max_path_samples},
+          {"background", aux_.transparent() ? "transparent" : "opaque"},
+          {"guard_band", current_.guard_band_degrees},
+          {"depth", aux_.depth()},
+          {"shadow_catcher", aux_.has_shadow_catcher_height() ? json(aux_.shadow_catcher_height()) : json(nullptr)},
+          {"sun", sun_ ? json{{"direction", vec3(sun_->direction())}, {"irradiance", vec3(sun_->irradiance())}} : json(nullptr)}};
 }
 
 void LiveSession::finish_records(std::vector<FrameRecord>& records) {

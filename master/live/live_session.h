@@ -47,21 +47,32 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   void tick() override;
   std::optional<SessionOptions> take_options() override;
   bool options_pending() const override;
+  void update_frame_options(SessionOptions& options) override;
   void settings_rejected(const std::string& why) override;
   void finish_records(std::vector<FrameRecord>& records) override;
 
  private:
   using Clock = std::chrono::steady_clock;
   struct Connection {
-    bool greeted = false, drives = false;
+    bool greeted = false;
+    bool wants_drive = false;  // said so in hello (the first in line when the driver leaves)
+    bool depth = false;        // reprojects: its frames carry the depth section
+    uint64_t greeted_order = 0;
     std::string client, peer;
   };
   struct EncodeJob {
     uint64_t frame_id = 0, pose_id = 0;
     uint32_t refinement = 0, path_samples = 0;
     bool accumulate = false;  // raytrace, vct: jittered samples averaged here
+    bool transparent = false; // the alpha plane goes out beside the colour
     ImageRgba8 image;
+    std::vector<uint16_t> depth;  // inverse depths (empty: none asked for)
+    float depth_near = 0;
     nlohmann::json header;    // without samples and encode time
+  };
+  struct AuxCost {
+    size_t depth_bytes = 0, alpha_bytes = 0;
+    double ms = 0;            // compressing both
   };
   struct WorkerState {
     std::string name, device, state = "connecting";
@@ -79,6 +90,16 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
 
   void encode_loop();
   void apply_change(const SettingsChange& change);  // mutex_ held
+  void frame_options_changed();                     // mutex_ held: aux_ or sun_ changed (the held pose renders afresh)
+  void update_depth();                               // mutex_ held: depth while a connected page wants it
+  void hand_over_driving(const std::string& former_peer);  // mutex_ held: the driving page left
+  void place(const Place& place);                    // mutex_ held
+  void light(const Light& light);                    // mutex_ held
+  void send_frame_to_pages(uint64_t frame_id, const std::shared_ptr<const std::string>& plain,
+                           const std::shared_ptr<const std::string>& with_depth);  // mutex_ held
+  void count_page_bytes(size_t bytes);               // any thread
+  void send_text(uint64_t connection, std::string message);  // counted in page_mbit_s
+  void broadcast_text(std::string message);
   void book_page_times(const Displayed& shown, LiveFrameStats& frame);  // mutex_ held
   void refinement_for(const SessionOptions& options);
   nlohmann::json session_message(bool drives) const;      // mutex_ held
@@ -97,6 +118,10 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   uint64_t driver_ = 0;
   SessionOptions current_;
   std::optional<SessionOptions> pending_, before_pending_;
+  // Apply from the next frame, no frame in flight cancelled (update_frame_options): depth while a
+  // page wants it, the background, the AR shadow catcher and sun.
+  wire::AuxOutputs aux_;
+  std::optional<wire::SunOverride> sun_;
   std::map<uint64_t, double> pose_times_;  // the driver's recent pose ids -> its clock
   std::map<uint64_t, LiveFrameStats> frames_;
   std::map<uint64_t, Clock::time_point> queued_at_;  // frame messages handed to the server
@@ -110,7 +135,13 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   uint64_t frames_sent_ = 0, last_fresh_pose_ = 0;
   uint32_t last_samples_ = 0;
   uint64_t newest_frame_id_ = 0;  // the last frame message sent, for pages that come later
-  std::shared_ptr<const std::string> newest_frame_;
+  std::shared_ptr<const std::string> newest_frame_, newest_frame_depth_;  // without, with the depth section
+  std::map<uint64_t, std::pair<size_t, size_t>> frame_sizes_;  // frame id -> bytes of its messages without, with depth
+  uint64_t greetings_ = 0;
+  std::deque<std::pair<Clock::time_point, AuxCost>> recent_aux_;
+
+  std::mutex bytes_mutex_;
+  std::deque<std::pair<Clock::time_point, size_t>> page_bytes_;  // written to the pages' sockets
 
   std::vector<WorkerState> workers_;  // session thread
   std::deque<WorkerLoad> recent_load_;

@@ -2,9 +2,10 @@
 
 namespace tessera::master {
 
-void set_live_view(wire::FrameRequest& request, const PoseSample& pose) {
+void set_live_view(wire::FrameRequest& request, const PoseSample& pose, const RenderedEyes& eyes) {
   request.set_aa_sample(pose.aa_sample);
-  for (const EyeView& eye : pose.views) {
+  if (!eyes.explicit_views) return;
+  for (const EyeView& eye : eyes.views) {
     auto& v = *request.add_eye_views();
     v.mutable_position()->set_x(eye.pose.position[0]);
     v.mutable_position()->set_y(eye.pose.position[1]);

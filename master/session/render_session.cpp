@@ -196,11 +196,15 @@ bool RenderSession::open_next_frame() {
   frame.index = frames_opened_++;
   frame.pose = *pose;
   frame.opened = Clock::now();
+  if (observer_) observer_->update_frame_options(options_);
   const bool stereo = options_.stereo;
-  const net::TileGrid grid(options_.width, options_.height, options_.tile_size, stereo ? 2 : 1);
+  const float fov = options_.fov ? *options_.fov : scene_.manifest.camera().vertical_fov_degrees();
+  frame.eyes = rendered_eyes(*pose, {options_.width, options_.height, fov, stereo, options_.ipd, options_.guard_band_degrees,
+                                     guard_band_possible()});
+  const net::TileGrid grid(frame.eyes.width, frame.eyes.height, options_.tile_size, stereo ? 2 : 1);
   // Scheduling units: tiles, or (pathtrace stereo) tile pairs named by their left eye's id.
   const uint32_t units = tile_pairs_ ? grid.tiles_per_eye() : grid.tile_count();
-  frame.assembler = std::make_shared<FrameAssembler>(grid);
+  frame.assembler = std::make_shared<FrameAssembler>(grid, options_.aux.depth());
   frame.sent.assign(units, frame.opened);
   frame.batches.assign(workers_.size(), 0.0);
   frame.record.stages.pose_wait = ms_between(pose->acquired, frame.opened);
@@ -219,18 +223,21 @@ bool RenderSession::open_next_frame() {
   p.set_time(pose->time);
   r.mutable_eyes()->set_layout(stereo ? wire::Eyes::STEREO : wire::Eyes::MONO);
   r.mutable_eyes()->set_ipd(options_.ipd);
-  r.mutable_projection()->set_vertical_fov_degrees(options_.fov ? *options_.fov : scene_.manifest.camera().vertical_fov_degrees());
+  r.mutable_projection()->set_vertical_fov_degrees(fov);
   if (const auto gaze = pose->gaze ? pose->gaze : options_.gaze) {
-    r.mutable_gaze()->set_x((*gaze)[0]);
-    r.mutable_gaze()->set_y((*gaze)[1]);
+    const auto point = frame.eyes.rendered_point(*gaze);  // the same scene point in the wider image
+    r.mutable_gaze()->set_x(point[0]);
+    r.mutable_gaze()->set_y(point[1]);
   }
-  r.mutable_image()->set_width(options_.width);
-  r.mutable_image()->set_height(options_.height);
+  r.mutable_image()->set_width(frame.eyes.width);
+  r.mutable_image()->set_height(frame.eyes.height);
   r.mutable_image()->set_tile_size(options_.tile_size);
   r.set_reply(options_.policy.schedule == Schedule::static_split ? wire::BATCH : wire::EACH_TILE);
   r.set_encoding(options_.encoding);
   r.set_zstd_level(options_.zstd_level);
-  set_live_view(r, *pose);
+  set_live_view(r, *pose, frame.eyes);
+  if (options_.aux.depth() || options_.aux.transparent() || options_.aux.has_shadow_catcher_height()) *r.mutable_aux() = options_.aux;
+  if (options_.sun) *r.mutable_sun() = *options_.sun;
   if (options_.mode == "pathtrace")
     *r.mutable_pathtrace() = options_.pathtrace;
   else if (options_.mode == "vct")
@@ -243,8 +250,8 @@ bool RenderSession::open_next_frame() {
   frame.record.pose_time = pose->time;
   frame.record.tiles = units;
   frame.record.mode = options_.mode;
-  frame.record.width = options_.width;
-  frame.record.height = options_.height;
+  frame.record.width = frame.eyes.width;
+  frame.record.height = frame.eyes.height;
   frame.record.tile_size = grid.tile_size();
   frame.record.stereo = stereo;
   frame.record.workers.resize(workers_.size());
@@ -253,22 +260,53 @@ bool RenderSession::open_next_frame() {
 }
 
 // A live frame with eye views or a jittered sample goes only to workers that render them; an older
-// worker would render the head pose at pixel centres instead, a wrong image in the mix.
+// worker would render the head pose at pixel centres instead, a wrong image in the mix. So do a
+// transparent background and a replaced sun while some worker renders them (else the frames go to
+// every worker without them: opaque, the scene's sun). Depth goes to every worker: one without it
+// leaves its tiles' depth empty (q = 0, nothing there), a hole the page can fill.
 std::set<int> RenderSession::lacking_features(const wire::FrameRequest& request) {
   std::set<int> lacking;
   const bool views = request.eye_views_size() > 0, jitter = request.aa_sample() > 0;
-  if (!views && !jitter) return lacking;
+  const bool any_aux = std::any_of(workers_.begin(), workers_.end(), [](const WorkerView& w) { return w.aux_outputs; });
+  const bool any_sun = std::any_of(workers_.begin(), workers_.end(), [](const WorkerView& w) { return w.sun_override; });
+  const bool alpha = request.has_aux() && (request.aux().transparent() || request.aux().has_shadow_catcher_height());
+  const bool sun = request.has_sun();
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerView& w = workers_[i];
-    const char* missing = views && !w.eye_views ? net::kEyeViewsFeature : jitter && !w.aa_sample ? net::kAaSampleFeature : nullptr;
+    const char* missing = views && !w.eye_views                  ? net::kEyeViewsFeature
+                          : jitter && !w.aa_sample               ? net::kAaSampleFeature
+                          : alpha && any_aux && !w.aux_outputs   ? net::kAuxOutputsFeature
+                          : sun && any_sun && !w.sun_override    ? net::kSunOverrideFeature
+                                                                 : nullptr;
     if (!missing) continue;
     lacking.insert(int(i));
-    if (w.ready && !w.told_missing_features) {
-      w.told_missing_features = true;
-      net::log_warning(w.name + " does not list the " + missing + " feature: it is given no live XR or jittered frames");
+    if (w.ready && !w.told_missing.count(missing)) {
+      w.told_missing.insert(missing);
+      net::log_warning(w.name + " does not list the " + missing + " feature: it is given no live frames that need it");
     }
   }
+  if (((alpha && !any_aux) || (sun && !any_sun)) && !told_aux_unsupported_) {
+    told_aux_unsupported_ = true;
+    net::log_warning(std::string("no worker lists the ") + (alpha && !any_aux ? net::kAuxOutputsFeature : net::kSunOverrideFeature) +
+                     " feature: live frames are rendered without it (opaque, the scene's own sun)");
+  }
   return lacking;
+}
+
+// A head pose goes out widened by the guard band only as explicit eye views, which every ready
+// worker must render (else it would render the narrower head camera into the wider image).
+bool RenderSession::guard_band_possible() {
+  if (options_.guard_band_degrees <= 0) return false;
+  for (const WorkerView& w : workers_) {
+    if (!w.ready || w.eye_views) continue;
+    if (!told_no_guard_band_) {
+      told_no_guard_band_ = true;
+      net::log_warning(w.name + " does not list the " + net::kEyeViewsFeature + " feature: frames of the page's head pose go without the " +
+                       "guard band while it is ready");
+    }
+    return false;
+  }
+  return true;
 }
 
 void RenderSession::request_tiles(int worker, uint64_t frame_id, const std::vector<uint32_t>& tiles) {
@@ -332,12 +370,16 @@ void RenderSession::handle(LinkEvent& event) {
         const auto& features = event.info.features();
         w.eye_views = std::find(features.begin(), features.end(), net::kEyeViewsFeature) != features.end();
         w.aa_sample = std::find(features.begin(), features.end(), net::kAaSampleFeature) != features.end();
+        w.aux_outputs = std::find(features.begin(), features.end(), net::kAuxOutputsFeature) != features.end();
+        w.sun_override = std::find(features.begin(), features.end(), net::kSunOverrideFeature) != features.end();
       }
       choose_encoding(index);
       char load[64];
       std::snprintf(load, sizeof load, "%.0f ms", event.scene.load_ms());
+      std::string features;
+      for (const auto& f : event.info.features()) features += (features.empty() ? "" : " ") + f;
       net::log_info(std::string(rejoin ? "rejoined: " : "ready: ") + w.name + " on " + w.device + ", scene " +
-                    (event.pushed ? "pushed and loaded in " : "loaded in ") + load);
+                    (event.pushed ? "pushed and loaded in " : "loaded in ") + load + (features.empty() ? "" : ", features: " + features));
       if (const auto warning = worker_version_warning(w.name, event.info.version(), build_description()); !warning.empty())
         net::log_warning(warning);
       scheduler_.add_worker(index);
@@ -598,7 +640,8 @@ void RenderSession::finish_frame(uint64_t frame_id) {
       scheduler_.record_speed(int(i), record.workers[i].tiles / (record.workers[i].busy_ms / 1000.0));
   if (observer_)
     observer_->frame_completed({frame.pose, frame.assembler->image(), frame.assembler->grid(), frame.assembler->owners(), record,
-                                options_, frame.opened, now, frame.tile_sums.decode + frame.tile_sums.composite});
+                                options_, frame.request, frame.opened, now, frame.tile_sums.decode + frame.tile_sums.composite, frame.eyes,
+                                frame.assembler->depth()});
   const auto output_start = Clock::now();
   if (writer_)
     writer_->push({frame.index, frame.assembler->take_image(), frame.assembler->grid(), frame.assembler->owners()});

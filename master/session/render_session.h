@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "common/base/progress.h"
@@ -17,6 +18,7 @@
 #include "master/frame/frame_assembler.h"
 #include "master/output/frame_writer.h"
 #include "master/pose/pose_source.h"
+#include "master/session/rendered_eyes.h"
 #include "master/session/session_observer.h"
 #include "master/session/session_options.h"
 #include "master/stats/frame_stats.h"
@@ -42,6 +44,7 @@ class RenderSession final : private ScheduleOutput {
   struct OpenFrame {
     size_t index = 0;
     PoseSample pose;
+    RenderedEyes eyes;           // as rendered (the guard band applied)
     wire::FrameRequest request;  // without tiles
     // Shared with the tile pool (Cluster::tile_pool), which decodes tiles straight into its image.
     std::shared_ptr<FrameAssembler> assembler;
@@ -64,7 +67,8 @@ class RenderSession final : private ScheduleOutput {
     wire::TileEncoding encoding = wire::ZSTD_RGBA8;  // what its link gets (--compression auto: by measurement)
     bool loopback = false;
     bool eye_views = false, aa_sample = false;  // the live view features it lists (WorkerInfo.features)
-    bool told_missing_features = false;         // its one warning about live frames it is not given
+    bool aux_outputs = false, sun_override = false;  // the AR features it lists
+    std::set<std::string> told_missing;              // features it was warned about once (live frames it is not given)
     double link_bytes_per_ms = 0;  // measured on its tiles (moving average)
     double zstd_ratio = 0;         // wire bytes / pixel bytes of its zstd tiles (moving average)
     double codec_ms_per_mb = 0;    // encode + decode per MB of pixels (moving average)
@@ -83,6 +87,7 @@ class RenderSession final : private ScheduleOutput {
   void supersede(const std::function<bool(const OpenFrame&)>& stale);  // closes the open frames it picks
   bool open_next_frame();
   std::set<int> lacking_features(const wire::FrameRequest& request);  // workers that cannot render it
+  bool guard_band_possible();  // every ready worker renders explicit eye views (one warning when not)
   void handle(LinkEvent& event);
   void handle_tile(int worker, wire::TileResult& tile, uint64_t wire_bytes, Clock::time_point received);
   void handle_composited(const LinkEvent& event);
@@ -120,6 +125,7 @@ class RenderSession final : private ScheduleOutput {
   SessionObserver* observer_ = nullptr;
   static constexpr std::chrono::seconds kLiveStartGrace{6};  // past the 5 s handshake limit
   Clock::time_point first_ready_{};
+  bool told_aux_unsupported_ = false, told_no_guard_band_ = false;
   uint64_t superseded_ = 0;  // frames cancelled for a newer pose (refinements) or new settings
   double round_trip_ms_ = 0;  // a tile's trip besides rendering, all workers (moving average)
 };

@@ -11,6 +11,7 @@
 #include "common/image/image.h"
 #include "common/net/tile_grid.h"
 #include "master/pose/pose_sample.h"
+#include "master/session/rendered_eyes.h"
 #include "master/session/session_options.h"
 #include "master/stats/frame_stats.h"
 
@@ -23,8 +24,11 @@ struct CompletedFrame {
   const std::vector<int>& owners;  // worker index per tile
   const FrameRecord& record;
   const SessionOptions& options;   // the settings it was rendered with
+  const wire::FrameRequest& request;  // as the workers got it (without tiles)
   std::chrono::steady_clock::time_point opened, completed;
   double composite_ms = 0;         // decoding and placing its tiles, summed over them
+  const RenderedEyes& eyes;        // each eye exactly as rendered (the guard band included)
+  const std::vector<uint16_t>& depth;  // options.aux.depth: eyes*width x height inverse depths (else empty)
 };
 
 struct WorkerChange {
@@ -43,6 +47,9 @@ class SessionObserver {
   // New settings, taken when no frame is open; the session validates them (Error: kept as they were).
   virtual std::optional<SessionOptions> take_options() { return std::nullopt; }
   virtual bool options_pending() const { return false; }
+  // Options that take effect with the next frame opened, without waiting for the frames in flight
+  // (depth and alpha outputs, the AR shadow catcher and sun): written into `options` (aux, sun).
+  virtual void update_frame_options(SessionOptions& options) {}
   virtual void settings_rejected(const std::string& why) {}
   virtual void finish_records(std::vector<FrameRecord>& records) {}  // before statistics are written
 };

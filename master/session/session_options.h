@@ -21,6 +21,12 @@ struct SessionOptions {
   wire::PathtraceParams pathtrace;
   wire::VctParams vct;
   std::optional<std::array<float, 2>> gaze; // for poses without one (workers take the image centre)
+  // Live sessions (master/session/rendered_eyes.h): every eye rendered this much wider on every side
+  // than asked, the image grown to match (needs workers listing eye_views; 0: off).
+  float guard_band_degrees = 0;
+  // Depth and alpha beside the colour (workers listing aux_outputs); all unset: colour alone, opaque.
+  wire::AuxOutputs aux;
+  std::optional<wire::SunOverride> sun;     // the scene's sun replaced (workers listing sun_override)
   wire::TileEncoding encoding = wire::ZSTD_RGBA8;
   bool compression_auto = false;            // per link: raw on loopback and fast links, else `encoding`
   bool inflight_auto = false;               // dynamic: in-flight depth from each worker's measured round trip

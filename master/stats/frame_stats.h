@@ -46,6 +46,9 @@ struct LiveFrameStats {
   double accumulate_ms = 0;    // adding the jittered sample into the running mean
   double encode_ms = 0;        // JPEG
   double send_ms = 0;          // frame message queued -> written to the driving page's socket (-1: skipped, slow page)
+  // The frame's depth and alpha sections (zlib; 0: none) and the time compressing both took.
+  uint64_t depth_bytes = 0, alpha_bytes = 0;
+  double aux_ms = 0;
   std::optional<double> page_latency_ms;  // the page's pose sent -> frame displayed
   // The driving page's own report of the frame: send written -> page received (network, socket and
   // page queues; the `displayed` report's way back included), received -> decoded, decoded -> drawn.

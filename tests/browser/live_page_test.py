@@ -355,8 +355,9 @@ def case_xr(c, args):
     config = xr_config()
     c.start_workers()
     out = c.dir / 'frames'
-    # No guard band: the frame holds exactly the eyes asked for, so it compares with them pixel for pixel.
-    c.start_master('--mode', 'raytrace', '--out', str(out), *master_options(c, '--guard-band', '0'))
+    # No guard band (start_master's default): the frame holds exactly the eyes asked for, so it compares
+    # with them pixel for pixel.
+    c.start_master('--mode', 'raytrace', '--out', str(out))
     c.open_page([fake_xr_script(config)])
     pose = enter_xr(c)
     sent = c.socket_log('sent')
@@ -436,12 +437,6 @@ def case_xr(c, args):
                                                                 for m in c.socket_log('sent')), timeout=10)
 
 
-def master_options(c, option, *values):
-    """[option, *values] where this tessera-master has `option`, else nothing."""
-    help_text = subprocess.run([str(c.build / 'master/tessera-master'), '--help'], capture_output=True, text=True).stdout
-    return [option, *values] if option in help_text else []
-
-
 def enter_xr(c, button='enter-vr'):
     """Enters the scripted immersive session with the headset's status panel off (the tests compare the
     layer's pixels) and returns the first pose with eye views the page sent."""
@@ -496,7 +491,7 @@ def case_reprojection(c, args):
     layer shows (the frame reprojected to the new eyes) is much nearer tessera-render at the new pose
     than the stale frame pasted as it was, and no pixel is left at the clear colour."""
     c.start_workers()
-    c.start_master('--mode', 'raytrace', '--max-samples', '1')
+    c.start_master('--mode', 'raytrace', '--max-samples', '1', guard_band=3)  # tessera-master's default
     c.open_page([fake_xr_script(xr_config())])
     pose = enter_xr(c)
     frame = wait_for_frame_of_pose(c, pose['id'])
@@ -961,7 +956,7 @@ def case_bands(c, args):
     `displayed` reports say when each frame came, was decoded and drawn, and the master's status
     gives the driving page's medians of those stages back for the dashboard."""
     c.start_workers()
-    c.start_master('--mode', 'raytrace', '--max-samples', '2', '--jpeg-threads', '2', *master_options(c, '--guard-band', '0'),
+    c.start_master('--mode', 'raytrace', '--max-samples', '2', '--jpeg-threads', '2',
                    size='160x300', tile=40)
     c.open_page()
     frame = c.wait_for('a frame in two bands', lambda: next((f for f in frames(c) if len(f.get('bands', [])) == 2), None))
