@@ -720,12 +720,12 @@ def case_ar(c, args):
         'entering a see-through AR session did not ask for a transparent background'
     assert c.js('return window.__fakeXr.hitTestSources') == 1 and c.js('return window.__fakeXr.lightProbes') == 1
 
-    # Tap to place: the middle of the scene's floor goes to the hit point, 2.5 m ahead and 1.4 m down.
+    # Tap to place: the middle of the scene's floor goes to the hit point, 2 m ahead and 0.45 m down.
     session = last_session(c)
     bounds, scale = session['scene']['bounds'], session['scene'].get('units_per_meter') or 1
     floor_y = session['shadow_catcher'] if isinstance(session.get('shadow_catcher'), (int, float)) else bounds[0][1]
     floor = [(bounds[0][0] + bounds[1][0]) / 2, floor_y, (bounds[0][2] + bounds[1][2]) / 2]
-    hit = [0.1, -1.4, -2.5]
+    hit = [0.1, -0.45, -2.0]
     c.js('window.__fakeXr.hits = [arguments[0]]', hit)
     xr_frames_pass(c)
     poses_before = len(pose_messages(c))
