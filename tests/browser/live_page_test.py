@@ -744,6 +744,9 @@ def case_ar(c, args):
     assert all(abs(a - b) < 1e-6 * scale for a, b in zip(moved['position'], expected)), (moved['position'], expected)
 
     # Light estimation: the light comes from up, right and behind; the sun travels the other way.
+    wait_for_frame_of_pose(c, moved['id'])
+    wait_until_quiet(c)
+    unlit = c.canvas_digest()
     towards = [0.3, 0.8, 0.2]
     c.js('window.__fakeXr.light = {direction: arguments[0], intensity: [2.0, 1.9, 1.7]}', towards)
     light = c.wait_for('a light message', lambda: next((m for m in c.socket_log('sent') if m.get('type') == 'light'), None), timeout=10)
@@ -754,6 +757,9 @@ def case_ar(c, args):
     xr_frames_pass(c, 40)
     lights = [m for m in c.socket_log('sent') if m.get('type') == 'light']
     assert len(lights) == 1, f'an unchanged light estimate was sent {len(lights)} times'
+    if 'sun' in last_session(c):  # masters that take the sun from the page: the picture changes
+        c.wait_for('the session naming the estimated sun', lambda: last_session(c).get('sun'), timeout=10)
+        c.wait_for('a frame lit by the estimated sun', lambda: c.canvas_digest() != unlit, timeout=30)
 
     # The layer: transparent where the scene has nothing, once the master renders a transparent background.
     if 'background' not in last_session(c):
