@@ -19,6 +19,7 @@
 #include "live_test_support.h"
 #include "master/frame/frame_assembler.h"
 #include "master/live/client_messages.h"
+#include "master/live/depth_plane.h"
 #include "master/live/frame_message.h"
 #include "master/live/jpeg_codec.h"
 #include "master/live/zlib_stream.h"
@@ -128,6 +129,49 @@ TEST(HeadsetPieces, FrameMessageCarriesDepthThenAlpha) {
   EXPECT_FALSE(bare.alpha);
   EXPECT_THROW(bare.depth_values(), Error);
   EXPECT_THROW(zlib_decompress(depth, 15), Error);  // not the size it claims
+}
+
+// Depth for the page: one sample per k x k pixels of each eye, the block's nearest surface, never
+// mixing the eyes; the header names the plane and the page's reader inflates exactly it.
+TEST(HeadsetPieces, DepthPlaneKeepsEachBlocksNearestSurfacePerEye) {
+  EXPECT_EQ(depth_plane_scale(160), 1u);
+  EXPECT_EQ(depth_plane_scale(256), 1u);
+  EXPECT_EQ(depth_plane_scale(257), 2u);
+  EXPECT_EQ(depth_plane_scale(1024), 4u);
+  // Two eyes of 5 x 3 pixels, k = 2: 3 x 2 samples an eye, edge blocks cut.
+  const uint32_t w = 5, h = 3, eyes = 2;
+  std::vector<uint16_t> depth(size_t(w) * eyes * h, 0);
+  const auto at = [&](uint32_t eye, uint32_t x, uint32_t y) -> uint16_t& { return depth[size_t(y) * w * eyes + eye * w + x]; };
+  at(0, 1, 1) = 700;   // block (0, 0) of the left eye
+  at(0, 0, 0) = 300;
+  at(0, 4, 2) = 900;   // the cut corner block (2, 1)
+  at(1, 0, 0) = 50;    // the right eye's first block: not the left eye's last column
+  at(0, 4, 0) = 10;
+  const std::vector<uint16_t> plane = downsample_depth(depth, w, h, eyes, 2);
+  ASSERT_EQ(plane.size(), size_t(3) * eyes * 2);
+  EXPECT_EQ(plane[0], 700);
+  EXPECT_EQ(plane[2], 10);
+  EXPECT_EQ(plane[3], 50);
+  EXPECT_EQ(plane[6 + 2], 900);
+  EXPECT_EQ(downsample_depth(depth, w, h, eyes, 1), depth);
+
+  std::vector<uint8_t> bytes(plane.size() * 2);
+  for (size_t i = 0; i < plane.size(); ++i) {
+    bytes[2 * i] = uint8_t(plane[i] & 0xff);
+    bytes[2 * i + 1] = uint8_t(plane[i] >> 8);
+  }
+  const std::string packed = zlib_compress(bytes);
+  AuxSections sections;
+  sections.depth = &packed;
+  sections.depth_near = 1;
+  sections.depth_scale = 2;
+  JpegEncoder encoder(90);
+  const FrameMessage frame = unpack_frame_message(pack_frame_message(
+      {{"type", "frame"}, {"width", w}, {"height", h}, {"eyes", eyes}}, {{0, h, encoder.encode(ImageRgba8(w * eyes, h, {0, 0, 0, 255}))}}, sections));
+  EXPECT_EQ(frame.header["depth"]["scale"], 2);
+  EXPECT_EQ(frame.header["depth"]["width"], 3);
+  EXPECT_EQ(frame.header["depth"]["height"], 2);
+  EXPECT_EQ(frame.depth_values(), plane);
 }
 
 // Deflated in pieces at once, still one zlib stream (its checksum over the whole).

@@ -1,6 +1,9 @@
 #include "master/live/frame_message.h"
 
+#include <algorithm>
+
 #include "common/base/error.h"
+#include "master/live/depth_plane.h"
 #include "master/live/zlib_stream.h"
 
 namespace tessera::master::live {
@@ -26,7 +29,10 @@ std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand
   header["format"] = kFrameFormat;
   header["bands"] = std::move(table);
   if (aux.depth) {
-    header["depth"] = {{"near", aux.depth_near}, {"bytes", aux.depth->size()}};
+    const uint32_t k = std::max<uint32_t>(1, aux.depth_scale);
+    header["depth"] = {{"near", aux.depth_near}, {"bytes", aux.depth->size()}, {"scale", k},
+                       {"width", depth_plane_size(uint32_t(positive_int(header, "width", 1)), k)},
+                       {"height", depth_plane_size(uint32_t(positive_int(header, "height", 1)), k)}};
     bytes += aux.depth->size();
   }
   if (aux.alpha) {
@@ -51,7 +57,9 @@ int FrameMessage::image_height() const { return positive_int(header, "height", 1
 
 std::vector<uint16_t> FrameMessage::depth_values() const {
   if (!depth) throw Error("the frame has no depth section");
-  const size_t count = size_t(image_width()) * size_t(image_height());
+  const auto& plane = header.at("depth");  // per eye, eyes side by side; scale 1 before depth planes had a scale
+  const size_t count = size_t(positive_int(header, "eyes", 1)) * size_t(positive_int(plane, "width", image_width() / positive_int(header, "eyes", 1))) *
+                       size_t(positive_int(plane, "height", image_height()));
   const std::string bytes = zlib_decompress(*depth, count * 2);
   std::vector<uint16_t> values(count);
   for (size_t i = 0; i < count; ++i) values[i] = uint16_t(uint8_t(bytes[2 * i]) | uint8_t(bytes[2 * i + 1]) << 8);

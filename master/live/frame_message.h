@@ -22,6 +22,7 @@ constexpr size_t kMaxFrameBands = 1024;
 struct AuxSections {
   const std::string* depth = nullptr;
   float depth_near = 0;  // scene units: q = 65535 * min(1, near / z)
+  uint32_t depth_scale = 1;  // one depth sample per depth_scale x depth_scale pixels (master/live/depth_plane.h)
   const std::string* alpha = nullptr;
 };
 

@@ -6,6 +6,7 @@
 #include "common/base/error.h"
 #include "common/net/log.h"
 #include "master/frame/sample_accumulator.h"
+#include "master/live/depth_plane.h"
 #include "master/live/frame_message.h"
 #include "master/live/jpeg_bands.h"
 #include "master/live/zlib_stream.h"
@@ -477,7 +478,13 @@ void LiveSession::encode_loop() {
       AuxCost aux;
       std::string depth, alpha;
       const unsigned threads = options_.jpeg_threads ? options_.jpeg_threads : std::max(1u, std::thread::hardware_concurrency());
-      if (!newest.depth.empty()) depth = zlib_compress(depth_bytes(newest.depth), 1, threads);
+      uint32_t depth_scale = 1;
+      if (!newest.depth.empty()) {
+        const uint32_t eye_width = newest.header.value("width", 1u), height = newest.header.value("height", 1u),
+                       eyes = newest.header.value("eyes", 1u);
+        depth_scale = depth_plane_scale(eye_width);
+        depth = zlib_compress(depth_bytes(downsample_depth(newest.depth, eye_width, height, eyes, depth_scale)), 1, threads);
+      }
       if (newest.transparent) alpha = zlib_compress(alpha_plane(shown), 1, threads);
       aux.depth_bytes = depth.size();
       aux.alpha_bytes = alpha.size();
@@ -493,6 +500,7 @@ void LiveSession::encode_loop() {
       if (!depth.empty()) {
         sections.depth = &depth;
         sections.depth_near = newest.depth_near;
+        sections.depth_scale = depth_scale;
         with_depth = std::make_shared<const std::string>(pack_frame_message(newest.header, bands, sections));
       }
       {

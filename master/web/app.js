@@ -271,7 +271,7 @@ function uploadFlat(frame) {
   const width = header.width || frame.width / eyes;
   const views = sourceViews(header, width);
   flatReprojector.upload({ eyes, width, height: frame.height, bands: frame.bands, views, depth: frame.depth,
-    near: header.depth?.near, alpha: null });
+    near: header.depth?.near, depthPlane: header.depth, alpha: null });
   const viewer = { position: header.position ?? [...camera.position], orientation: header.orientation ?? [...camera.orientation] };
   // The eyes as the page asked for them: the guard band is there for reprojection, not for showing.
   const shown = views.map((view) => withoutGuardBand(view.frustum, header.guard_band));

@@ -33,6 +33,8 @@ uniform vec4 source;         // the source eye's frustum
 uniform vec4 eyeTexels;      // this eye's part of the textures: u at its left and right edge, then the
                              // u and v range of texel centres inside it (sampling never crosses eyes)
 uniform vec2 vRange;
+uniform vec3 depthEye;       // this eye's part of the depth texture, which may be coarser than the image
+                             // (one sample per k x k pixels): u at its left edge, its u width, v height
 uniform float near;
 uniform float hasDepth;
 uniform float useAlpha;
@@ -53,7 +55,8 @@ vec2 texel(vec2 image) {
 }
 
 float inverseDepth(vec2 image) {
-  vec4 s = texture2D(depth, texel(image));
+  vec2 t = clamp(image, 0.0, 0.9999);  // NEAREST never crosses into the other eye's samples
+  vec4 s = texture2D(depth, vec2(depthEye.x + t.x * depthEye.y, t.y * depthEye.z));
   return floor((s.a * 256.0 + s.r) * 255.0 + 0.5);
 }
 
@@ -185,7 +188,7 @@ export class Reprojector {
     const prefix = this.writesDepth ? '#extension GL_EXT_frag_depth : enable\n#define WRITE_DEPTH\n' : '';
     this.program = compile(gl, VERTEX_SHADER, prefix + FRAGMENT_SHADER);
     const uniforms = ['colour', 'depth', 'alphaMap', 'toSource', 'origin', 'target', 'source', 'eyeTexels', 'vRange',
-      'near', 'hasDepth', 'useAlpha', 'depthOut', 'imageSize', 'seedQ'];
+      'near', 'hasDepth', 'useAlpha', 'depthOut', 'imageSize', 'seedQ', 'depthEye'];
     this.uniforms = Object.fromEntries(uniforms.map((name) => [name, gl.getUniformLocation(this.program, name)]));
     this.corner = gl.getAttribLocation(this.program, 'corner');
     this.quad = gl.createBuffer();
@@ -208,18 +211,22 @@ export class Reprojector {
 
   // A decoded frame: `bands` [{ y, bitmap }] of the eyes side by side (eyes * width x height),
   // `views` the eyes it was rendered from ({ position, orientation, frustum } each), `depth` the raw
-  // little-endian uint16 inverse depths (or null) with `near`, `alpha` the uint8 alphas (or null).
-  upload({ eyes, width, height, bands, views, depth, near, alpha }) {
+  // little-endian uint16 inverse depths (or null) with `near`, in a plane of `depthPlane` { width, height,
+  // scale } per eye (the header's depth; absent: the image's size), `alpha` the uint8 alphas (or null).
+  upload({ eyes, width, height, bands, views, depth, near, depthPlane, alpha }) {
     const gl = this.gl;
     const total = eyes * width;
     gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
     this.storeTexture(this.colour, 'colour', gl.RGBA, total, height, null);
     for (const band of bands) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, band.y, gl.RGBA, gl.UNSIGNED_BYTE, band.bitmap);
-    const hasDepth = depth && depth.length === total * height * 2 && near > 0;
-    if (hasDepth) this.storeTexture(this.depth, 'depth', gl.LUMINANCE_ALPHA, total, height, depth);
+    const scale = depthPlane?.scale || 1;
+    const depthWidth = depthPlane?.width || width, depthHeight = depthPlane?.height || height;
+    const hasDepth = depth && depth.length === eyes * depthWidth * depthHeight * 2 && near > 0;
+    if (hasDepth) this.storeTexture(this.depth, 'depth', gl.LUMINANCE_ALPHA, eyes * depthWidth, depthHeight, depth);
     const hasAlpha = alpha && alpha.length === total * height;
     if (hasAlpha) this.storeTexture(this.alpha, 'alpha', gl.LUMINANCE, total, height, alpha);
     this.frame = { eyes, width, height, views, near: near || 0, hasDepth: !!hasDepth, hasAlpha: !!hasAlpha,
+      depthEyeWidth: (width / scale) / (eyes * depthWidth), depthEyeHeight: (height / scale) / depthHeight,
       seedQ: hasDepth ? nearestInverseDepth(depth) : 0 };
   }
 
@@ -259,6 +266,7 @@ export class Reprojector {
     gl.uniform4f(u.eyeTexels, textureEye / frame.eyes, (textureEye + 1) / frame.eyes,
       (textureEye * frame.width + 0.5) / total, ((textureEye + 1) * frame.width - 0.5) / total);
     gl.uniform2f(u.vRange, 0.5 / frame.height, 1 - 0.5 / frame.height);
+    gl.uniform3f(u.depthEye, textureEye / frame.eyes, frame.depthEyeWidth, frame.depthEyeHeight);
     gl.uniform1f(u.near, frame.near);
     gl.uniform2f(u.imageSize, frame.width, frame.height);
     gl.uniform1f(u.seedQ, frame.seedQ);
