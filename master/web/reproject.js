@@ -8,6 +8,7 @@
 // so the background fills the hole. Frames without depth are reprojected by rotation only. WebGL1, so that it
 // runs on every headset browser and on software GL.
 import { conjugate, matrix3, multiply, rotate, subtract } from './quaternion.js';
+import { compileProgram } from './gl_program.js';
 
 const VERTEX_SHADER = `
 attribute vec2 corner;
@@ -125,20 +126,6 @@ void main() {
   gl_FragColor = vec4(rgb, alpha);
 }`;
 
-function compile(gl, vertex, fragment) {
-  const program = gl.createProgram();
-  for (const [kind, text] of [[gl.VERTEX_SHADER, vertex], [gl.FRAGMENT_SHADER, fragment]]) {
-    const shader = gl.createShader(kind);
-    gl.shaderSource(shader, text);
-    gl.compileShader(shader);
-    if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(shader));
-    gl.attachShader(program, shader);
-  }
-  gl.linkProgram(program);
-  if (!gl.getProgramParameter(program, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(program));
-  return program;
-}
-
 function makeTexture(gl, filter) {
   const texture = gl.createTexture();
   gl.bindTexture(gl.TEXTURE_2D, texture);
@@ -186,7 +173,7 @@ export class Reprojector {
     // with the layer's depth (XRWebGLLayer, ignoreDepthValues false) sees the scene's shape.
     this.writesDepth = !!gl.getExtension('EXT_frag_depth');
     const prefix = this.writesDepth ? '#extension GL_EXT_frag_depth : enable\n#define WRITE_DEPTH\n' : '';
-    this.program = compile(gl, VERTEX_SHADER, prefix + FRAGMENT_SHADER);
+    this.program = compileProgram(gl, VERTEX_SHADER, prefix + FRAGMENT_SHADER);
     const uniforms = ['colour', 'depth', 'alphaMap', 'toSource', 'origin', 'target', 'source', 'eyeTexels', 'vRange',
       'near', 'hasDepth', 'useAlpha', 'depthOut', 'imageSize', 'seedQ', 'depthEye'];
     this.uniforms = Object.fromEntries(uniforms.map((name) => [name, gl.getUniformLocation(this.program, name)]));

@@ -3,6 +3,7 @@
 // front of the head, below the line of sight. Each eye sees it through its own projection, so it has
 // the right depth and does not fight the scene for the eyes' vergence.
 import { conjugate, matrix3, rotate, subtract } from './quaternion.js';
+import { compileProgram } from './gl_program.js';
 
 const WIDTH = 512;
 const HEIGHT = 192;
@@ -24,20 +25,6 @@ precision mediump float;
 uniform sampler2D panel;
 varying vec2 uv;
 void main() { gl_FragColor = texture2D(panel, uv); }`;
-
-function compile(gl) {
-  const program = gl.createProgram();
-  for (const [kind, text] of [[gl.VERTEX_SHADER, VERTEX_SHADER], [gl.FRAGMENT_SHADER, FRAGMENT_SHADER]]) {
-    const shader = gl.createShader(kind);
-    gl.shaderSource(shader, text);
-    gl.compileShader(shader);
-    if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(shader));
-    gl.attachShader(program, shader);
-  }
-  gl.linkProgram(program);
-  if (!gl.getProgramParameter(program, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(program));
-  return program;
-}
 
 // Column-major 4x4 of a rigid transform's inverse: world -> the frame at `position`, `orientation`.
 function inverseRigid(position, orientation) {
@@ -66,7 +53,7 @@ export class XrPanel {
     this.canvas = document.createElement('canvas');
     this.canvas.width = WIDTH;
     this.canvas.height = HEIGHT;
-    this.program = compile(gl);
+    this.program = compileProgram(gl, VERTEX_SHADER, FRAGMENT_SHADER);
     this.toClip = gl.getUniformLocation(this.program, 'toClip');
     this.corner = gl.getAttribLocation(this.program, 'corner');
     this.cornerUv = gl.getAttribLocation(this.program, 'cornerUv');
