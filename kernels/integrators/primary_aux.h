@@ -72,14 +72,20 @@ TS_FN uint primary_aux_pixel(const SceneView* scene, const ShadingContext* ctx, 
   uint segments = 0u;
   while (segments++ < TS_AUX_MAX_SEGMENTS) {
     Hit hit;
-    Surface s;
+    MaterialGpu m;
     if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) break;
-    s = surface_at(scene, ctx, dir, &hit);
-    if (ctx->materials[s.material].type == TS_MATERIAL_DIFFUSE && surface_albedo(ctx, &s).w < 0.5f) {
-      org = v3_madd(s.p, s.ng, -rs->ray_epsilon); /* cut-out texel: the ray goes on behind it */
-      continue;
+    /* Only a diffuse surface with a texture that has alpha can be a cut-out: the rest are opaque,
+     * and their depth needs no surface (most hits, so the pass stays a traversal and little more). */
+    m = ctx->materials[material_of_triangle(ctx->material_runs, ctx->material_run_count, hit.tri)];
+    if (m.type == TS_MATERIAL_DIFFUSE && m.texture >= 0 && (ctx->textures[m.texture].flags & TS_TEXTURE_HAS_ALPHA)) {
+      Surface s = surface_at(scene, ctx, dir, &hit);
+      if (surface_albedo(ctx, &s).w < 0.5f) {
+        org = v3_madd(s.p, s.ng, -rs->ray_epsilon); /* cut-out texel: the ray goes on behind it */
+        continue;
+      }
     }
-    return aux_pack(aux_inverse_depth(aux->depth_near, v3_dot(v3_sub(s.p, eye), make_float3(cam->fwd_x, cam->fwd_y, cam->fwd_z))),
+    return aux_pack(aux_inverse_depth(aux->depth_near, v3_dot(v3_sub(v3_madd(org, dir, hit.t), eye),
+                                                              make_float3(cam->fwd_x, cam->fwd_y, cam->fwd_z))),
                     255u);
   }
   if (aux->has_catcher && dir.y != 0.0f) {
