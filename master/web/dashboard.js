@@ -96,7 +96,9 @@ export class Dashboard {
     const parts = [];
     if (Number.isFinite(status.page_mbit_s)) parts.push(`master → pages link ${formatNumber(status.page_mbit_s)} Mbit/s (all pages)`);
     if (aux && (aux.depth_bytes > 0 || aux.alpha_bytes > 0)) {
-      parts.push(`depth ${formatBytes(aux.depth_bytes)}, alpha ${formatBytes(aux.alpha_bytes)} a frame, compressed in ${formatNumber(aux.ms)} ms`);
+      const sections = [['depth', aux.depth_bytes], ['alpha', aux.alpha_bytes]].filter(([, bytes]) => bytes > 0)
+        .map(([name, bytes]) => `${name} ${formatBytes(bytes)}`);
+      parts.push(`${sections.join(', ')} a frame, compressed in ${formatNumber(aux.ms)} ms`);
     }
     this.pageLink.textContent = parts.join('; ');
   }
