@@ -498,7 +498,7 @@ struct WorkerSession::Unit {
   };
   std::vector<Output> outputs;
   std::shared_ptr<HostPixels> pixels;
-  std::shared_ptr<const std::vector<uint32_t>> aux;  // the aux pass's words beside `pixels` (FrameRequest.aux)
+  std::shared_ptr<HostPixels> aux;  // the aux pass's words beside `pixels` (FrameRequest.aux), from the same pool
   wire::TileResult timing;  // render/device/readback/queue fields and batch_tiles, copied into each result
   float samples_per_pixel = 0;
 };
@@ -602,11 +602,11 @@ void WorkerSession::render_batch(Batch& batch) {
   };
   // The aux pass over a batch's tiles (none unless the frame asks for it), its times added to `timing`.
   const auto render_aux = [&](std::span<const BatchTile> tiles, uint64_t pixels,
-                              BatchTiming& timing) -> std::shared_ptr<const std::vector<uint32_t>> {
+                              BatchTiming& timing) -> std::shared_ptr<HostPixels> {
     if (!frame->aux.any()) return nullptr;
-    auto words = std::make_shared<std::vector<uint32_t>>(pixels);
+    auto words = frame->scene->renderer->host_pixels(pixels);  // pooled (pinned) like the colour: no fresh pages a batch
     const BatchTiming aux = frame->scene->renderer->render_aux_batch(frame->aux_cameras, frame->settings,
-                                                                     frame->aux_settings, tiles, *words, stop);
+                                                                     frame->aux_settings, tiles, words->pixels, stop);
     timing.launch_ms += aux.launch_ms;
     timing.readback_ms += aux.readback_ms;
     return words;
@@ -738,7 +738,7 @@ void WorkerSession::encode_and_send(const std::shared_ptr<Frame>& frame, Unit& u
       std::span<const uint32_t> colour = unit.pixels->pixels.subspan(out.offset, count);
       std::vector<uint32_t> transparent;
       if (unit.aux) {
-        const auto aux = std::span<const uint32_t>(*unit.aux).subspan(out.offset, count);
+        const auto aux = std::span<const uint32_t>(unit.aux->pixels).subspan(out.offset, count);
         if (frame->aux.transparent) {
           transparent.assign(colour.begin(), colour.end());
           apply_transparency(transparent, aux);
@@ -757,6 +757,7 @@ void WorkerSession::encode_and_send(const std::shared_ptr<Frame>& frame, Unit& u
     }
   }
   unit.pixels.reset();  // pinned memory back to the renderer's pool
+  unit.aux.reset();
 
   // Chosen under the lock, serialized and sealed after it: the encoder threads seal their
   // messages side by side (Connection::send keeps each frame's place and sequence number).
