@@ -4,6 +4,7 @@
 // frames to the writer and the statistics. It owns the fault handling: stalled workers are
 // dropped, lost workers' tiles go to the others, a frame that cannot be completed is reported
 // and skipped (never written), and with no worker left the run ends with an Error.
+// render_session.cpp opens frames and keeps the loop; render_session_results.cpp takes what comes back.
 #include <atomic>
 #include <functional>
 #include <map>
@@ -41,6 +42,9 @@ class RenderSession final : private ScheduleOutput {
 
  private:
   using Clock = std::chrono::steady_clock;
+  static double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  }
   struct OpenFrame {
     size_t index = 0;
     PoseSample pose;
