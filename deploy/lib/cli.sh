@@ -1,4 +1,4 @@
-# The command-line convention of Tessera's scripts, the same as its programs' (README, "Command-line
+# The command-line convention of Tessera's scripts, the same as its programs' (docs/conventions.md, "Command-line
 # conventions"): --help prints the script's header comment and exits 0; a usage error (unknown option,
 # missing or bad value) prints one line and exits 2; a runtime error prints one line and exits 1.
 # Sourced by the scripts in deploy/ and by ./tessera.
