@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--reconnect-interval", reconnect_interval, "Seconds between attempts to (re)connect a lost worker; 0 = never")
       ->capture_default_str();
-  app.add_option("--no-worker-timeout", no_worker_timeout, "Seconds to wait for a worker to rejoin when none is left")
+  app.add_option("--no-worker-timeout", no_worker_timeout, "Seconds to wait for a worker to rejoin when none is left; then a run ends, a live session (--serve) drops its open frames and goes on serving")
       ->capture_default_str();
   app.add_option("--udp-timeout", udp_timeout, "UDP poses: seconds to wait for the first pose; silence that long ends the run")
       ->capture_default_str();
@@ -242,6 +242,7 @@ int main(int argc, char** argv) {
     options.stall_timeout = seconds(stall_timeout, "--stall-timeout");
     options.startup_timeout = seconds(startup_timeout, "--startup-timeout");
     options.no_worker_timeout = seconds(no_worker_timeout, "--no-worker-timeout");
+    options.wait_for_workers = live;
 
     master::LinkOptions link;
     link.secret = net::load_secret(sources.secret_file);

@@ -443,6 +443,31 @@ TEST(LiveSession, WorkerKilledMidSessionFramesKeepComing) {
   EXPECT_TRUE(lost_event);
 }
 
+// A live session outlives its workers: with every worker gone past --no-worker-timeout the master
+// drops its open frames but keeps serving the page, and renders again once a worker is back where it
+// was (a phone that rebooted).
+TEST(LiveSession, OutlivesItsWorkersAndRendersWhenOneIsBack) {
+  LiveMaster m({"--no-worker-timeout", "1"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+  const std::string a_address = m.a->address();
+  m.a->process().signal(SIGKILL);
+  m.b->process().signal(SIGKILL);
+  m.a->process().wait(5s);
+  m.b->process().wait(5s);
+  d.send_text(pose_message(2, {300, 273, -800}).dump());
+  std::this_thread::sleep_for(3s);  // past --no-worker-timeout: a run would have ended here
+  ASSERT_FALSE(m.master->wait(0ms)) << "the live master ended without workers\n" << m.log();
+  EXPECT_NE(m.log().find("the session goes on"), std::string::npos) << m.log();
+  tessera::testing::Process back(std::vector<std::string>{tessera::testing::worker_binary().string(), "--listen", a_address, "--scenes", m.scenes.string(), "--secret-file", m.secret.string(),
+                "--name", "a-again", "--device", "host", "--threads", "1"},
+               m.dir / "a-again.log");
+  d.send_text(pose_message(3, {320, 273, -800}).dump());
+  EXPECT_TRUE(frame_of_pose(d, 3, 60s)) << m.log() << "\n" << back.log();
+}
+
 // The page switches the render mode live: each mode renders with the parameters the command line
 // gave it (pathtrace's --spp and vct's --vct-grid, given while starting in raytrace), no worker is
 // dropped and the held pose comes back in every mode.

@@ -3,6 +3,7 @@
 // a push is received into a new file of the worker's own (never through a planted link).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -97,7 +98,7 @@ TEST(SceneStore, ScenesLargerThanTheQuotaAreRefused) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));  // no .part left
 }
 
-TEST(SceneStore, PartialPushesOfStoppedWorkersAreRemovedAtStart) {
+TEST(SceneStore, PartialPushesOfStoppedWorkersAreRemovedAtStartEvenUnderPid1) {
   TempDir dir("store_parts");
   // A pid that is not running (a child that has exited and been reaped).
   const pid_t gone = ::fork();
@@ -105,14 +106,64 @@ TEST(SceneStore, PartialPushesOfStoppedWorkersAreRemovedAtStart) {
   int status = 0;
   ::waitpid(gone, &status, 0);
   const auto stale = dir / (".push-00000000000000ab-" + std::to_string(gone) + "-0.part");
-  const auto live = dir / (".push-00000000000000ab-" + std::to_string(::getpid()) + "-0.part");
+  // A worker in a container is PID 1, which is always alive: the name of its leftover names a
+  // running process (here: this one), and it must go all the same.
+  const auto stale_alive_pid = dir / (".push-00000000000000ab-" + std::to_string(::getpid()) + "-1.part");
   testing::write_text(stale, "half a scene");
-  testing::write_text(live, "a push in progress");
+  testing::write_text(stale_alive_pid, "half a scene of PID 1");
+  // A push in progress (another worker sharing the directory) holds its file's lock.
+  const auto live = dir / (".push-00000000000000ab-" + std::to_string(::getpid()) + "-2.part");
+  const worker::SceneStore::PartialPush in_progress = worker::SceneStore::create_partial_push(live);
+  std::fclose(in_progress.file);
   testing::write_text(dir / "notes.txt", "kept");
   worker::SceneStore store(dir.path(), host());
   EXPECT_FALSE(std::filesystem::exists(stale));
-  EXPECT_TRUE(std::filesystem::exists(live));  // another worker sharing the directory is pushing
+  EXPECT_FALSE(std::filesystem::exists(stale_alive_pid));
+  EXPECT_TRUE(std::filesystem::exists(live));
   EXPECT_TRUE(std::filesystem::exists(dir / "notes.txt"));
+}
+
+TEST(SceneStore, IdleCachedScenesDoNotBlockTheQuotaButScenesInUseDo) {
+  TempDir packs("store_packs_idle"), dir("store_idle");
+  const PackedFile a = pack(packs, "cornell_box/cornell_box.obj");
+  const PackedFile b = pack(packs, "teapot/teapot_lowpoly.obj");
+  const PackedFile c = pack(packs, "stanford_bunny/bun_zipper_res4.ply");
+  const uint64_t quota = std::max({a.bytes.size(), b.bytes.size(), c.bytes.size()}) * 2;  // room for two
+  worker::SceneStore store(dir.path(), host(), 2, quota);
+  push(store, a, "a.tpk");
+  push(store, b, "b.tpk");  // both cached, neither used by a master any more
+  push(store, c, "c.tpk");  // takes a's place
+  EXPECT_FALSE(store.has(a.hash));
+  EXPECT_TRUE(store.has(b.hash));
+  EXPECT_TRUE(store.has(c.hash));
+  // With both held by masters' sessions, there is no room, and the reason says so.
+  const auto held_b = store.load(b.hash), held_c = store.load(c.hash);
+  const auto temp = store.temp_path_for_push(a.hash);
+  write_file_atomically(temp, a.bytes.data(), a.bytes.size());
+  try {
+    store.adopt_pushed(temp, a.hash, "a.tpk");
+    FAIL() << "a scene in use was removed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("taken by scenes in use"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(store.has(b.hash));
+  EXPECT_TRUE(store.has(c.hash));
+}
+
+TEST(SceneStore, PushesInProgressCountTowardTheQuota) {
+  TempDir packs("store_packs_partial"), dir("store_partial");
+  const PackedFile a = pack(packs, "cornell_box/cornell_box.obj");
+  const PackedFile b = pack(packs, "teapot/teapot_lowpoly.obj");
+  const uint64_t quota = a.bytes.size() + b.bytes.size() + 16;  // room for a and b
+  worker::SceneStore store(dir.path(), host(), 1, quota);
+  push(store, a, "a.tpk");
+  // Another worker on this directory is receiving a scene of b's size.
+  const worker::SceneStore::PartialPush other = worker::SceneStore::create_partial_push(dir / ".push-00000000000000cd-1-0.part");
+  write_all(other.file, b.bytes.data(), b.bytes.size());
+  std::fclose(other.file);
+  push(store, b, "b.tpk");  // a, the other push and b do not fit: a goes
+  EXPECT_FALSE(store.has(a.hash));
+  EXPECT_TRUE(store.has(b.hash));
 }
 
 TEST(SceneStore, APushGoesIntoANewPrivateFileNeverThroughAPlantedLink) {

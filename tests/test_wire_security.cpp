@@ -188,6 +188,25 @@ TEST(WireSecurity, SecretRulesAndSessionKeys) {
   EXPECT_EQ(net::derive_session_keys("s1", 2, m, w).master_to_worker, base);
 }
 
+TEST(WireSecurity, ASecretInUpperCaseIsTheSameKeyAndAHugeSecretFileIsNotRead) {
+  testing::TempDir dir("wire_secret_case");
+  const std::string secret = net::make_secret();
+  std::string upper = secret;
+  for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
+  ASSERT_NE(upper, secret);
+  testing::write_secret(dir / "lower", secret + "\n");
+  testing::write_secret(dir / "upper", upper + "\n");
+  EXPECT_EQ(net::load_secret(dir / "upper"), net::load_secret(dir / "lower"));
+  // A 50 MB file is refused by its size, with the reason.
+  testing::write_secret(dir / "huge", std::string(50u << 20, 'a'));
+  try {
+    net::load_secret(dir / "huge");
+    FAIL() << "a 50 MB secret file was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("52428801 bytes"), std::string::npos) << e.what();
+  }
+}
+
 TEST(WireSecurity, PeerTextIsOneSafeLine) {
   EXPECT_EQ(net::printable_peer_text("plain text, Ünïcødé"), "plain text, Ünïcødé");
   EXPECT_EQ(net::printable_peer_text("a\nb\x1b[31mc"), "a\\x0ab\\x1b[31mc");

@@ -25,6 +25,7 @@
 #include "worker/render/aux_frame.h"
 #include "worker/render/frame_render.h"
 #include "worker/render/pathtrace_frame.h"
+#include "worker/render/scene_decode_budget.h"
 #include "worker/render/vct_frame.h"
 #include "worker/render/render_environment.h"
 
@@ -325,7 +326,7 @@ int main(int argc, char** argv) {
     if (!(exposure > 0.0f)) throw UsageError("--exposure must be positive");
     check_fov_option(fov);
 
-    const PackedScene scene = PackedScene::load(scene_path);
+    const PackedScene scene = PackedScene::from_contents(read_tpk(scene_path, scene_decode_budget(renderer_options)), scene_path);
     CameraSpec camera_spec;
     camera_spec.pose = pose_from_manifest(scene.manifest().camera());
     camera_spec.vertical_fov_degrees = fov > 0 ? fov : scene.manifest().camera().vertical_fov_degrees();

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
   std::string make_secret_file;
   app.add_option("--make-secret", make_secret_file, "Write a fresh random secret (32 bytes as hex) into this new file with mode 600, "
                                                     "then exit; copy it to the master and every worker");
-  app.add_option("--device", device, "auto | gpu | cpu | <index> (OpenCL; cpu = PoCL) | host (kernels compiled for this CPU)")
+  app.add_option("--device", device, "auto | gpu | cpu | <index> (OpenCL; cpu = PoCL) | host (kernels compiled for this CPU) | "
+                                     "null (answers every tile at once with a fixed image: a load test of the master, docs/scale.md)")
       ->capture_default_str();
   app.add_option("--gpu-mem-limit", mem_limit, "Refuse scenes that need more device memory, e.g. 950M");
   app.add_option("--threads", threads, "Render threads of the host backend (0 = all cores)")->capture_default_str();
@@ -119,7 +120,9 @@ int main(int argc, char** argv) {
     const net::HostPort address = cli::option_value([&] { return net::parse_host_port(listen, "--listen", true); });
     if (device != "host" && threads != 0) throw UsageError("--threads applies to --device host only");
     config.secret = net::load_secret(secret_file);  // after the option checks: a bad option is a usage error
-    if (device == "host") {
+    if (device == "null") {
+      config.device_name = "null (a fixed image, for load tests)";
+    } else if (device == "host") {
       config.device_name = "host (" + std::to_string(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) + " threads)";
     } else {  // pick the device now, so a bad --device is an error at start-up, not at the first scene
       const cl::DeviceInfo picked = cl::select_device(device);

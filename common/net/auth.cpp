@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <bitset>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -26,6 +27,9 @@ namespace {
 void random_bytes(void* out, size_t size) {
   if (RAND_bytes(static_cast<unsigned char*>(out), int(size)) != 1) throw Error("the system's random number generator failed");
 }
+
+// A secret is 64 hex digits and a newline: a secret file larger than this is refused unread.
+constexpr size_t kMaxSecretFileBytes = 4096;
 
 bool is_space(char c) { return c == '\n' || c == '\r' || c == ' ' || c == '\t'; }
 
@@ -49,9 +53,13 @@ std::string load_secret(const std::filesystem::path& path) {
     std::snprintf(mode, sizeof mode, "%03o", unsigned(info.st_mode & 0777));
     throw Error("secret file " + name + " has mode " + mode + ": group and others may read or change it (chmod 600 " + name + ")");
   }
+  if (info.st_size > off_t(kMaxSecretFileBytes))
+    throw Error("secret file " + name + " holds " + std::to_string(info.st_size) + " bytes; a secret is " +
+                std::to_string(2 * kMinSecretBytes) + " hex digits" + make_one);
   std::string text;
   try {
     text = read_file_text(path);
+    if (text.size() > kMaxSecretFileBytes) throw Error("it grew while being read");
   } catch (const std::exception& e) {
     throw Error("cannot read the secret file: " + std::string(e.what()));
   }
@@ -61,10 +69,12 @@ std::string load_secret(const std::filesystem::path& path) {
   text.erase(0, start);
   if (text.empty()) throw Error("secret file " + name + " is empty" + make_one);
   std::bitset<16> digits;
-  for (char c : text) {
+  for (char& c : text) {
     const int d = hex_digit(c);
     if (d < 0) throw Error("secret in " + name + " is not hex (" + std::to_string(2 * kMinSecretBytes) + "+ digits 0-9a-f)" + make_one);
     digits.set(size_t(d));
+    // The key is the digits, whatever their case: the same secret typed in upper case matches.
+    c = char(std::tolower(static_cast<unsigned char>(c)));
   }
   if (text.size() < 2 * kMinSecretBytes)
     throw Error("secret in " + name + " has " + std::to_string(text.size()) + " hex digits; at least " +

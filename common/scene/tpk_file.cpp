@@ -8,6 +8,8 @@
 #include "common/base/file_io.h"
 #include "common/base/hash.h"
 #include "common/base/zstd_codec.h"
+#include "common/scene/tpk_decode_budget.h"
+#include "common/scene/tpk_index.h"
 #include "common/scene/tpk_sections.h"
 
 namespace tessera {
@@ -79,7 +81,16 @@ void write_tpk(const std::filesystem::path& path, tpk::Manifest& manifest, const
   write_file_atomically(path, file.data(), file.size());
 }
 
-TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name) {
+namespace {
+
+// Header, manifest, section entries and stored checksums; the sections' stored bytes start at
+// `data_start`.
+struct CheckedFile {
+  TpkIndexEntry entry;
+  uint64_t data_start = 0;
+};
+
+CheckedFile check_tpk(std::span<const uint8_t> file, const std::string& name) {
   auto fail = [&](const std::string& what) -> Error { return Error(name + ": " + what); };
   if (file.size() < kTpkHeaderSize || std::memcmp(file.data(), kTpkMagic, 8) != 0)
     throw fail("not a Tessera packed scene (.tpk)");
@@ -93,40 +104,63 @@ TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name) {
     throw fail("truncated file (manifest incomplete)");
   const uint8_t* manifest_bytes = file.data() + kTpkHeaderSize;
   if (hash64(manifest_bytes, manifest_size) != get_u64(file.data() + 16)) throw fail("manifest checksum mismatch (corrupt file)");
-  TpkContents out;
-  if (!out.manifest.ParseFromArray(manifest_bytes, int(manifest_size))) throw fail("manifest cannot be parsed (corrupt file)");
-  if (out.manifest.format_version() != version) throw fail("manifest and header disagree on the format version");
+  CheckedFile out;
+  tpk::Manifest& manifest = out.entry.manifest;
+  if (!manifest.ParseFromArray(manifest_bytes, int(manifest_size))) throw fail("manifest cannot be parsed (corrupt file)");
+  if (manifest.format_version() != version) throw fail("manifest and header disagree on the format version");
 
   // Kinds and raw sizes against what the manifest's counts allow, before anything is decoded.
-  check_section_entries(out.manifest, name);
+  check_section_entries(manifest, name);
 
-  const uint64_t data_start = kTpkHeaderSize + manifest_size;
-  const uint64_t data_size = file.size() - data_start;
+  out.data_start = kTpkHeaderSize + manifest_size;
+  const uint64_t data_size = file.size() - out.data_start;
   uint64_t expected_offset = 0;
-  for (const auto& s : out.manifest.sections()) {
+  for (const auto& s : manifest.sections()) {
     const std::string label = tpk::SectionKind_Name(s.kind());  // a known kind: checked above
     if (s.offset() != expected_offset || !range_within(s.offset(), s.stored_size(), data_size))
       throw fail("truncated file (" + label + " lies beyond the end)");
-    const uint8_t* stored = file.data() + data_start + s.offset();
-    if (hash64(stored, s.stored_size()) != s.stored_xxh64()) throw fail(label + " checksum mismatch (corrupt file)");
-    std::vector<uint8_t> raw;
-    try {
-      raw = zstd_decompress({stored, s.stored_size()}, s.raw_size());
-    } catch (const Error& e) {
-      throw fail(label + ": " + e.what());
-    }
-    if (hash64(raw.data(), raw.size()) != s.raw_xxh64()) throw fail(label + " decompressed checksum mismatch");
-    out.sections.push_back({s.kind(), std::move(raw)});
+    if (hash64(file.data() + out.data_start + s.offset(), s.stored_size()) != s.stored_xxh64())
+      throw fail(label + " checksum mismatch (corrupt file)");
     expected_offset += s.stored_size();
   }
   if (expected_offset != data_size) throw fail("unexpected bytes after the last section");
-  out.content_hash = hash64(file.data(), file.size());
+  out.entry.content_hash = hash64(file.data(), file.size());
   return out;
 }
 
-TpkContents read_tpk(const std::filesystem::path& path) {
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
-  return parse_tpk(bytes, path.string());
+}  // namespace
+
+TpkIndexEntry inspect_tpk(std::span<const uint8_t> file, const std::string& name) { return check_tpk(file, name).entry; }
+
+TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name, const DecodeBudget& budget) {
+  CheckedFile checked = check_tpk(file, name);
+  check_decode_budget(checked.entry.manifest, budget, name);
+  TpkContents out;
+  out.manifest = std::move(checked.entry.manifest);
+  out.content_hash = checked.entry.content_hash;
+  for (const auto& s : out.manifest.sections()) {
+    const std::string label = tpk::SectionKind_Name(s.kind());
+    std::vector<uint8_t> raw;
+    try {
+      raw = zstd_decompress(file.subspan(checked.data_start + s.offset(), s.stored_size()), s.raw_size());
+    } catch (const Error& e) {
+      throw Error(name + ": " + label + ": " + e.what());
+    }
+    if (hash64(raw.data(), raw.size()) != s.raw_xxh64()) throw Error(name + ": " + label + " decompressed checksum mismatch");
+    out.sections.push_back({s.kind(), std::move(raw)});
+  }
+  return out;
 }
+
+TpkContents parse_tpk(std::span<const uint8_t> file, const std::string& name) {
+  return parse_tpk(file, name, host_decode_budget());
+}
+
+TpkContents read_tpk(const std::filesystem::path& path, const DecodeBudget& budget) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  return parse_tpk(bytes, path.string(), budget);
+}
+
+TpkContents read_tpk(const std::filesystem::path& path) { return read_tpk(path, host_decode_budget()); }
 
 }  // namespace tessera

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <sys/socket.h>
 #include <thread>
 
 #include "common/base/error.h"
@@ -38,7 +39,13 @@ constexpr size_t kMaxQueuedTexts = 64;       // status and events; the oldest go
 constexpr size_t kMaxRequestBody = 8 * 1024;  // pages send GETs only
 constexpr size_t kReadPiece = 16 * 1024;
 constexpr size_t kHardMessageCap = 16 * 1024 * 1024;  // beyond the limit, while a refused message drains
-constexpr auto kHandshakeTimeout = std::chrono::seconds(15);
+constexpr auto kIdleTimeout = std::chrono::seconds(60);  // between a connection's requests
+// The page's scripts, styles and images come from the master alone, its connections go back to it
+// alone (wss to the same host and port is 'self'), and no other site may frame it.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
+    "worker-src 'self' blob:; connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'";
 
 std::string peer_text(const TlsStream& stream) {
   beast::error_code ec;
@@ -49,10 +56,12 @@ std::string peer_text(const TlsStream& stream) {
 }  // namespace
 
 // One upgraded WebSocket: a read loop and a write queue (texts in order, one frame slot).
+class ConnectionTicket;
+
 class WsSession : public std::enable_shared_from_this<WsSession> {
  public:
-  WsSession(TlsStream&& stream, uint64_t id, HttpServer::Impl& server, std::string peer)
-      : ws_(std::move(stream)), id_(id), server_(server), peer_(std::move(peer)) {}
+  WsSession(TlsStream&& stream, std::shared_ptr<ConnectionTicket> ticket, uint64_t id, HttpServer::Impl& server, std::string peer)
+      : ticket_(std::move(ticket)), ws_(std::move(stream)), id_(id), server_(server), peer_(std::move(peer)) {}
   void accept(http::request<http::string_body> request);
   void queue_text(std::string message);                       // io thread
   void queue_frame(uint64_t frame_id, std::shared_ptr<const std::string> frame);  // io thread
@@ -64,6 +73,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void write();
   void finished(const std::string& why);
 
+  std::shared_ptr<ConnectionTicket> ticket_;  // before the stream: released after the socket closes
   websocket::stream<TlsStream> ws_;
   uint64_t id_;
   HttpServer::Impl& server_;
@@ -79,9 +89,13 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 };
 
 struct HttpServer::Impl {
-  Impl(ServerOptions o, ConnectionHandler& h) : options(std::move(o)), handler(h) {}
+  Impl(ServerOptions o, ConnectionHandler& h) : options(std::move(o)), handler(h), limits(options.caps) {}
   ServerOptions options;
   ConnectionHandler& handler;
+  ConnectionLimits limits;                 // io thread only
+  std::map<uint64_t, int> socket_handles;  // of the connections admitted, to close one the limits evict
+  uint64_t next_connection = 1;
+  std::string cookie_name, cookie_value;   // the session cookie the page's token is exchanged for
   asio::io_context io{1};
   ssl::context tls{ssl::context::tls_server};
   tcp::acceptor acceptor{io};
@@ -93,6 +107,34 @@ struct HttpServer::Impl {
   std::string url, qr_svg;  // set once bound
 
   void accept();
+  void admit(tcp::socket socket);
+};
+
+// A connection's place in the server's limits, from accept to close. It travels with the socket from
+// owner to owner (ProtocolDetector, then HttpSession or PlainHttpAnswer, then WsSession), each holding
+// it before its stream, so the place is given back only once the socket is closed.
+class ConnectionTicket {
+ public:
+  ConnectionTicket(HttpServer::Impl& server, uint64_t id)
+      : server_(server), id_(id), deadline_(std::chrono::steady_clock::now() + server.options.first_request_timeout) {}
+  ~ConnectionTicket() {
+    server_.limits.closed(id_);
+    server_.socket_handles.erase(id_);
+  }
+  ConnectionTicket(const ConnectionTicket&) = delete;
+  ConnectionTicket& operator=(const ConnectionTicket&) = delete;
+  void first_request() {
+    if (waiting_) server_.limits.first_request(id_);
+    waiting_ = false;
+  }
+  bool waiting() const { return waiting_; }
+  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
+
+ private:
+  HttpServer::Impl& server_;
+  uint64_t id_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool waiting_ = true;
 };
 
 namespace {
@@ -100,11 +142,12 @@ namespace {
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   // `received`: what ProtocolDetector read of the TLS handshake already.
-  HttpSession(beast::tcp_stream&& stream, HttpServer::Impl& server, beast::flat_buffer&& received)
-      : stream_(std::move(stream), server.tls), server_(server), buffer_(std::move(received)) {}
+  HttpSession(beast::tcp_stream&& stream, std::shared_ptr<ConnectionTicket> ticket, HttpServer::Impl& server,
+              beast::flat_buffer&& received)
+      : ticket_(std::move(ticket)), stream_(std::move(stream), server.tls), server_(server), buffer_(std::move(received)) {}
 
   void run() {
-    beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
+    beast::get_lowest_layer(stream_).expires_at(ticket_->deadline());
     stream_.async_handshake(ssl::stream_base::server, buffer_.data(), [self = shared_from_this()](beast::error_code ec, size_t used) {
       self->buffer_.consume(used);
       if (!ec) self->read();  // failed TLS handshakes (a rejected certificate) just end
@@ -115,20 +158,35 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void read() {
     parser_.emplace();
     parser_->body_limit(kMaxRequestBody);
-    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(60));
+    if (ticket_->waiting())
+      beast::get_lowest_layer(stream_).expires_at(ticket_->deadline());
+    else
+      beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
     http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->shutdown();
+      self->ticket_->first_request();
       self->handle(self->parser_->release());
     });
+  }
+
+  enum class Access { token, cookie, refused };
+  // A token in the query must be right (a wrong one is refused whatever cookie comes with it);
+  // without one (or an empty one), the session cookie must be.
+  Access access(const http::request<http::string_body>& request, const std::string& target) const {
+    const auto token = query_parameter(target, "token");
+    if (token && !token->empty()) return token_matches(server_.options.token, token) ? Access::token : Access::refused;
+    const auto [first, last] = request.equal_range(http::field::cookie);
+    for (auto field = first; field != last; ++field)
+      if (token_matches(server_.cookie_value, cookie_value(field->value(), server_.cookie_name))) return Access::cookie;
+    return Access::refused;
   }
 
   void handle(http::request<http::string_body> request) {
     const std::string target(request.target());
     const std::string_view path = target_path(target);
-    const auto& options = server_.options;
     if (websocket::is_upgrade(request)) {
       if (path != "/ws") return respond(request, http::status::not_found, "no WebSocket here\n");
-      if (!token_matches(options.token, query_parameter(target, "token"))) {
+      if (access(request, target) == Access::refused) {
         tessera::net::log_warning("live: refused a WebSocket from " + peer_text(stream_) + ": wrong or missing token");
         return respond(request, http::status::forbidden, "wrong or missing token\n");
       }
@@ -144,7 +202,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       beast::get_lowest_layer(stream_).expires_never();
       const uint64_t id = server_.next_id++;
       const std::string peer = peer_text(stream_);
-      auto session = std::make_shared<WsSession>(std::move(stream_), id, server_, peer);
+      auto session = std::make_shared<WsSession>(std::move(stream_), std::move(ticket_), id, server_, peer);
       server_.sessions[id] = session;
       session->accept(std::move(request));
       return;
@@ -152,27 +210,33 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (request.method() != http::verb::get && request.method() != http::verb::head)
       return respond(request, http::status::method_not_allowed, "GET only\n");
     const bool page = path == "/" || path == "/index.html";
-    if (page && !token_matches(options.token, query_parameter(target, "token"))) {
+    const Access page_access = page ? access(request, target) : Access::refused;
+    if (page && page_access == Access::refused) {
       tessera::net::log_warning("live: refused the page to " + peer_text(stream_) + ": wrong or missing token");
       return respond(request, http::status::forbidden, "wrong or missing token: open the URL tessera-master printed\n");
     }
     if (path == "/qr.svg") {  // the URL holds the token: as secret as the page
-      if (!token_matches(options.token, query_parameter(target, "token")))
-        return respond(request, http::status::forbidden, "wrong or missing token\n");
+      if (access(request, target) == Access::refused) return respond(request, http::status::forbidden, "wrong or missing token\n");
       return respond(request, http::status::ok, server_.qr_svg, "image/svg+xml");
     }
     const WebFile* file = find_web_file(page ? "/index.html" : path);
     if (!file) return respond(request, http::status::not_found, "not found\n");
-    respond(request, http::status::ok, std::string(file->content), file->content_type);
+    // The token is exchanged for the session cookie; the page then drops it from its address.
+    const std::string cookie = page_access == Access::token ? session_cookie(server_.cookie_name, server_.cookie_value) : "";
+    respond(request, http::status::ok, std::string(file->content), file->content_type, cookie);
   }
 
   void respond(const http::request<http::string_body>& request, http::status status, std::string body,
-               std::string_view type = "text/plain; charset=utf-8") {
+               std::string_view type = "text/plain; charset=utf-8", const std::string& set_cookie = {}) {
     auto response = std::make_shared<http::response<http::string_body>>(status, request.version());
     response->set(http::field::server, "tessera-master");
     response->set(http::field::content_type, type);
     response->set(http::field::cache_control, "no-store");
     response->set("X-Content-Type-Options", "nosniff");
+    response->set("Content-Security-Policy", kContentSecurityPolicy);
+    response->set("Referrer-Policy", "no-referrer");
+    response->set("X-Frame-Options", "DENY");
+    if (!set_cookie.empty()) response->set(http::field::set_cookie, set_cookie);
     response->keep_alive(request.keep_alive() && status == http::status::ok);
     if (request.method() != http::verb::head) response->body() = std::move(body);
     response->prepare_payload();
@@ -188,6 +252,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     stream_.async_shutdown([self = shared_from_this()](beast::error_code) {});
   }
 
+  std::shared_ptr<ConnectionTicket> ticket_;  // before the stream: released after the socket closes
   TlsStream stream_;
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;
@@ -199,13 +264,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 // where the page is, without the token, and the connection ends.
 class PlainHttpAnswer : public std::enable_shared_from_this<PlainHttpAnswer> {
  public:
-  PlainHttpAnswer(beast::tcp_stream&& stream, HttpServer::Impl& server, beast::flat_buffer&& received)
-      : stream_(std::move(stream)), server_(server), buffer_(std::move(received)) {}
+  PlainHttpAnswer(beast::tcp_stream&& stream, std::shared_ptr<ConnectionTicket> ticket, HttpServer::Impl& server,
+                  beast::flat_buffer&& received)
+      : ticket_(std::move(ticket)), stream_(std::move(stream)), server_(server), buffer_(std::move(received)) {}
 
   void run() {
     parser_.header_limit(8 * 1024);
     parser_.body_limit(kMaxRequestBody);
-    stream_.expires_after(kHandshakeTimeout);
+    stream_.expires_at(ticket_->deadline());
     http::async_read(stream_, buffer_, parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->close();  // not HTTP either
       self->answer(self->parser_.get());
@@ -257,6 +323,7 @@ class PlainHttpAnswer : public std::enable_shared_from_this<PlainHttpAnswer> {
     stream_.close();
   }
 
+  std::shared_ptr<ConnectionTicket> ticket_;
   beast::tcp_stream stream_;
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;
@@ -267,20 +334,23 @@ class PlainHttpAnswer : public std::enable_shared_from_this<PlainHttpAnswer> {
 // (PlainHttpAnswer); what it read goes on to the one chosen.
 class ProtocolDetector : public std::enable_shared_from_this<ProtocolDetector> {
  public:
-  ProtocolDetector(tcp::socket&& socket, HttpServer::Impl& server) : stream_(std::move(socket)), server_(server) {}
+  ProtocolDetector(tcp::socket&& socket, std::shared_ptr<ConnectionTicket> ticket, HttpServer::Impl& server)
+      : ticket_(std::move(ticket)), stream_(std::move(socket)), server_(server) {}
 
   void run() {
-    stream_.expires_after(kHandshakeTimeout);
+    stream_.expires_at(ticket_->deadline());
     beast::async_detect_ssl(stream_, buffer_, [self = shared_from_this()](beast::error_code ec, bool tls) {
       if (ec) return;  // closed or silent before saying anything
       if (tls)
-        std::make_shared<HttpSession>(std::move(self->stream_), self->server_, std::move(self->buffer_))->run();
+        std::make_shared<HttpSession>(std::move(self->stream_), std::move(self->ticket_), self->server_, std::move(self->buffer_))->run();
       else
-        std::make_shared<PlainHttpAnswer>(std::move(self->stream_), self->server_, std::move(self->buffer_))->run();
+        std::make_shared<PlainHttpAnswer>(std::move(self->stream_), std::move(self->ticket_), self->server_, std::move(self->buffer_))
+            ->run();
     });
   }
 
  private:
+  std::shared_ptr<ConnectionTicket> ticket_;
   beast::tcp_stream stream_;
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;
@@ -417,13 +487,31 @@ void WsSession::finished(const std::string& why) {
 void HttpServer::Impl::accept() {
   acceptor.async_accept(io, [this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
-    if (!ec) {
-      beast::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);  // a frame's last segment must not wait for the page's delayed ACK
-      std::make_shared<ProtocolDetector>(std::move(socket), *this)->run();
-    }
+    if (!ec) admit(std::move(socket));
     accept();
   });
+}
+
+void HttpServer::Impl::admit(tcp::socket socket) {
+  beast::error_code ec;
+  const auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return;
+  const uint64_t id = next_connection++;
+  const std::string address = endpoint.address().to_string();
+  const ConnectionLimits::Admission admission = limits.admit(id, address);
+  if (admission.evict) {  // its owner sees the socket fail and lets it go (and, with it, its ticket)
+    const auto handle = socket_handles.find(*admission.evict);
+    if (handle != socket_handles.end()) ::shutdown(handle->second, SHUT_RDWR);
+  }
+  if (!admission.admitted) {
+    tessera::net::log_warning("live: refused a connection from " + address + ": too many connections");
+    socket.close(ec);
+    return;
+  }
+  socket.set_option(tcp::no_delay(true), ec);  // a frame's last segment must not wait for the page's delayed ACK
+  socket_handles[id] = socket.native_handle();
+  auto ticket = std::make_shared<ConnectionTicket>(*this, id);
+  std::make_shared<ProtocolDetector>(std::move(socket), std::move(ticket), *this)->run();
 }
 
 HttpServer::HttpServer(ServerOptions options, ConnectionHandler& handler) : impl_(std::make_unique<Impl>(std::move(options), handler)) {
@@ -456,6 +544,8 @@ HttpServer::HttpServer(ServerOptions options, ConnectionHandler& handler) : impl
     throw Error("cannot listen on " + impl_->options.host + ":" + std::to_string(impl_->options.port) + ": " + ec.message());
   const auto& o = impl_->options;
   impl_->url = page_url(o.url_host.empty() ? o.host : o.url_host, port(), o.token);
+  impl_->cookie_name = session_cookie_name(port());
+  impl_->cookie_value = session_cookie_value(o.token);
   impl_->qr_svg = qr_svg(QrCode(impl_->url));
 }
 

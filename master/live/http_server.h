@@ -2,15 +2,19 @@
 // The live session's HTTPS and WebSocket (WSS) server, Boost.Beast over Boost.Asio and OpenSSL,
 // on its own io_context and thread (the cluster uses standalone asio on another). It serves the
 // embedded page files and a QR code of the page's URL (/qr.svg), checks the access token (the
-// page, /qr.svg and /ws) and the Origin of WebSocket upgrades, bounds every message, and gives each
+// page, /qr.svg and /ws; the page exchanges it for an HttpOnly session cookie that serves as well)
+// and the Origin of WebSocket upgrades, sends a Content-Security-Policy, caps connections in all and
+// per address (connection_limits.h) with a deadline for the first request, bounds every message, and gives each
 // connection a send queue where the newest frame replaces an unsent older one, so a slow page skips
 // frames and never holds up the others. A plain-HTTP request to the port is answered with a hint to
 // use https:// instead of a failed TLS handshake.
 // Beast stays inside http_server.cpp; this header is plain C++.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "master/live/connection_limits.h"
 #include "master/live/tls_identity.h"
 
 namespace tessera::master::live {
@@ -24,6 +28,10 @@ struct ServerOptions {
   std::string token;
   TlsIdentity tls;
   size_t max_message = 64 * 1024;  // client -> server WebSocket messages
+  ConnectionCaps caps;
+  // From accept to a request's complete headers (TLS handshake included): a connection still
+  // waiting then is closed.
+  std::chrono::milliseconds first_request_timeout{10000};
 };
 
 // Calls come from the server thread, one at a time.

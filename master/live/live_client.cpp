@@ -84,7 +84,8 @@ LiveUrl parse_live_url(const std::string& url) {
   return parsed;
 }
 
-HttpReply https_get(const std::string& host, uint16_t port, const std::string& target, std::chrono::milliseconds timeout) {
+HttpReply https_get(const std::string& host, uint16_t port, const std::string& target, std::chrono::milliseconds timeout,
+                    const std::string& cookie) {
   asio::io_context io;
   ssl::context tls(ssl::context::tls_client);
   tls.set_verify_mode(ssl::verify_none);
@@ -93,6 +94,7 @@ HttpReply https_get(const std::string& host, uint16_t port, const std::string& t
   connect_tls(io, stream, host, port, deadline);
   http::request<http::empty_body> request(http::verb::get, target, 11);
   request.set(http::field::host, host + ":" + std::to_string(port));
+  if (!cookie.empty()) request.set(http::field::cookie, cookie);
   request.keep_alive(false);
   beast::flat_buffer buffer;
   http::response<http::string_body> response;
@@ -111,7 +113,9 @@ HttpReply https_get(const std::string& host, uint16_t port, const std::string& t
   });
   if (!run_until(io, [&] { return done; }, deadline)) throw Error("HTTPS GET " + target + ": timeout");
   if (ec) throw Error("HTTPS GET " + target + ": " + ec.message());
-  return {int(response.result_int()), response.body(), std::string(response[http::field::content_type])};
+  return {int(response.result_int()), response.body(), std::string(response[http::field::content_type]),
+          std::string(response[http::field::set_cookie]), std::string(response["Content-Security-Policy"]),
+          std::string(response["Referrer-Policy"])};
 }
 
 struct LiveClient::Impl {

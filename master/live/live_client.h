@@ -35,9 +35,11 @@ struct ConnectionClosed : std::runtime_error {
 struct HttpReply {
   int status = 0;
   std::string body, content_type;
+  std::string set_cookie, content_security_policy, referrer_policy;
 };
-// One HTTPS GET (tests: the page and its files).
-HttpReply https_get(const std::string& host, uint16_t port, const std::string& target, std::chrono::milliseconds timeout);
+// One HTTPS GET (tests: the page and its files), with `cookie` as its Cookie header when given.
+HttpReply https_get(const std::string& host, uint16_t port, const std::string& target, std::chrono::milliseconds timeout,
+                    const std::string& cookie = {});
 
 class LiveClient {
  public:

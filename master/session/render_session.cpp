@@ -369,7 +369,10 @@ void RenderSession::check_deadlines() {
     std::vector<uint64_t> open;
     for (const auto& [id, frame] : open_) open.push_back(id);
     for (uint64_t id : open) abandon_frame(id, "no worker left");
-    throw Error("no worker left (" + failures() + ")");
+    if (!options_.wait_for_workers) throw Error("no worker left (" + failures() + ")");
+    net::log_warning("no worker for " + seconds_text(options_.no_worker_timeout) + " (" + failures() +
+                     "); the session goes on and renders again when a worker is back");
+    no_worker_since_ = now;
   }
 }
 

@@ -42,6 +42,9 @@ struct SessionOptions {
   std::chrono::milliseconds frame_timeout{120000};    // a frame not whole by then is skipped
   std::chrono::milliseconds stall_timeout{60000};     // a worker holding tiles without finishing one
   std::chrono::milliseconds no_worker_timeout{10000}; // with work left and no worker: give up
+  // A live session outlives its workers: after no_worker_timeout its open frames are dropped, but it
+  // keeps serving its pages and reconnecting, and renders again when a worker is back.
+  bool wait_for_workers = false;
 };
 
 }  // namespace tessera::master

@@ -67,11 +67,12 @@ def wait_until_quiet(c, seconds=1.5, timeout=90):
 
 
 def connection_closes(c, message_js):
-    """Opens a second socket with the right token, says hello, sends what `message_js` evaluates to;
-    returns {opened, code, reason} once the master closes it (code 0: still open after 10 s)."""
+    """Opens a second socket (the page's session cookie authenticates it), says hello, sends what
+    `message_js` evaluates to; returns {opened, code, reason} once the master closes it (code 0: still
+    open after 10 s)."""
     return c.driver.execute_async_script(f"""
         const done = arguments[arguments.length - 1];
-        const ws = new WebSocket(`wss://${{location.host}}/ws?token=${{new URLSearchParams(location.search).get('token')}}`);
+        const ws = new WebSocket(`wss://${{location.host}}/ws`);
         let opened = false;
         const timer = setTimeout(() => {{ done({{opened, code: 0, reason: 'still open'}}); ws.close(); }}, 10000);
         ws.onopen = () => {{
@@ -140,7 +141,9 @@ def case_token(c, args):
         "const img = document.getElementById('qr-image'); return !document.getElementById('qr').hidden && img.complete && img.naturalWidth > 0")
         == qr_served, timeout=10)
     assert c.js("return document.getElementById('role').textContent") == 'driving'
-    for query in ('', f'?token={wrong}'):
+    # The page holds the session cookie: a wrong token is refused all the same (a missing one is
+    # refused without the cookie: case web_security).
+    for query in (f'?token={wrong}',):
         result = refused_socket(c, query)
         assert not result['opened'], f'/ws{query} opened a WebSocket'
     names = lambda: c.js("return [...document.querySelectorAll('#workers tbody tr td:first-child')].map(td => td.textContent)")
@@ -174,6 +177,54 @@ def case_token(c, args):
     c.wait_for('the first page watching', lambda: role() == 'watching')
     c.driver.get(c.origin() + f'/?token={wrong}')
     assert c.driver.title != 'Tessera live', 'the page loaded with a wrong token'
+
+
+CSP_RECORDER_JS = """
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation',
+        (e) => window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));"""
+
+
+def case_web_security(c, args):
+    """The token is exchanged for an HttpOnly session cookie and leaves the address bar; a reload and
+    the WebSocket come by the cookie; the page's responses carry a Content-Security-Policy it keeps
+    to (no violation reported) and Referrer-Policy: no-referrer."""
+    c.start_workers()
+    c.start_master()
+    c.open_page([CSP_RECORDER_JS])
+    assert 'token' not in c.driver.current_url, f'the token stayed in the address: {c.driver.current_url}'
+    assert c.js("return location.search") == '', c.js("return location.href")
+    assert 'tessera-live' not in c.js("return document.cookie"), 'the session cookie is readable by scripts'
+    assert c.js("return document.getElementById('connection').textContent") == 'connected'
+    headers = c.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        fetch('/', {cache: 'no-store'}).then((r) => done({status: r.status,
+            csp: r.headers.get('content-security-policy'), referrer: r.headers.get('referrer-policy')}));""")
+    assert headers['status'] == 200, f'the page by its cookie: {headers}'
+    for directive in ("script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"):
+        assert directive in (headers['csp'] or ''), f'{directive} missing from {headers["csp"]}'
+    assert headers['referrer'] == 'no-referrer', headers
+
+    assert not c.js("return window.__cspViolations"), c.js("return window.__cspViolations")
+
+    # A reload comes by the cookie, and so does its WebSocket (the frames go on).
+    frames_before = len(frames(c))
+    c.driver.refresh()
+    c.wait_for('the reloaded page connected with a frame', lambda: c.js(
+        "return document.getElementById('connection').textContent === 'connected' && "
+        "document.getElementById('hud-frame').textContent !== '-'"))
+    assert c.js("return location.search") == ''
+    assert frames_before > 0
+    # Without the cookie (Python, no browser) the page and the socket stay shut.
+    assert c.http_get('/')[0] == 403
+    qr_served = c.http_get(f'/qr.svg?token={c.token()}')[0] == 200
+    c.wait_for('the QR code by the cookie' if qr_served else 'no QR code', lambda: c.js(
+        "const img = document.getElementById('qr-image'); return !document.getElementById('qr').hidden && img.complete && img.naturalWidth > 0")
+        == qr_served, timeout=10)
+    time.sleep(1)  # frames drawn, the QR code shown: anything the policy blocks has been reported
+    violations = c.js("return window.__cspViolations")
+    console = [str(e) for e in c.driver.get_log('browser') if 'Content Security Policy' in str(e)]
+    assert not violations and not console, f'CSP violations: {violations} {console}'
 
 
 def case_keys(c, args):

@@ -9,7 +9,18 @@
 
 namespace tessera::worker {
 
+namespace {
+
+// --device null (null_tile_renderer.h) answers raytrace frames alone.
+void refuse_on_null_device(const RendererOptions& device, const char* mode) {
+  if (device.device == "null")
+    throw Error(std::string(mode) + " frames need a real device: this worker runs --device null (raytrace frames only)");
+}
+
+}  // namespace
+
 PathTraceRenderer& pathtrace_renderer(LoadedScene& scene, const PathTraceRendererOptions& options) {
+  refuse_on_null_device(options.device, "pathtrace");
   if (!scene.pathtrace) {
     scene.pathtrace = std::make_unique<PathTraceRenderer>(scene.scene, options);
     net::log_info("scene " + scene.name + ": path tracer on " + scene.pathtrace->description());
@@ -18,6 +29,7 @@ PathTraceRenderer& pathtrace_renderer(LoadedScene& scene, const PathTraceRendere
 }
 
 VctGridSlot& vct_grid(LoadedScene& scene, const RendererOptions& device, const VctOptions& options) {
+  refuse_on_null_device(device, "vct");
   const auto same = [&](const VctGridSlot& s) { return s.options.grid == options.grid && s.options.solid == options.solid; };
   auto it = std::find_if(scene.vct.begin(), scene.vct.end(), same);
   if (it != scene.vct.end()) {

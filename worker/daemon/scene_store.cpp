@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "common/base/error.h"
@@ -13,6 +13,8 @@
 #include "common/base/hash.h"
 #include "common/net/log.h"
 #include "common/scene/tpk_file.h"
+#include "common/scene/tpk_index.h"
+#include "worker/render/scene_decode_budget.h"
 
 namespace tessera::worker {
 namespace {
@@ -36,11 +38,13 @@ std::string safe_name(const std::string& name, uint64_t hash) {
 
 }  // namespace
 
-SceneStore::SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size, uint64_t quota_bytes)
+SceneStore::SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size, uint64_t quota_bytes,
+                       std::optional<DecodeBudget> decode_budget)
     : dir_(std::move(dir)),
       renderer_options_(std::move(renderer_options)),
       cache_size_(std::max<size_t>(1, cache_size)),
-      quota_bytes_(quota_bytes) {
+      quota_bytes_(quota_bytes),
+      decode_budget_(decode_budget ? std::move(*decode_budget) : scene_decode_budget(renderer_options_)) {
   std::error_code ec;
   const bool existed = std::filesystem::exists(dir_, ec);
   if (ec) throw Error("scene directory " + dir_.string() + " cannot be reached: " + ec.message());
@@ -61,14 +65,14 @@ SceneStore::SceneStore(std::filesystem::path dir, RendererOptions renderer_optio
   }
 }
 
-// Indexes a scene file by its content hash once it reads as a whole .tpk; a damaged one (cut short,
-// bytes flipped) is left out with one warning, so a master pushes that scene again instead of
-// failing on it later. Callers hold no lock.
+// Indexes a scene file by its content hash once its header, manifest and stored checksums are
+// right, without decoding its sections (that happens when a master uses the scene); a damaged one
+// (cut short, bytes flipped) is left out with one warning, so a master pushes that scene again
+// instead of failing on it later. Callers hold no lock.
 void SceneStore::index_file(const std::filesystem::path& path) {
   try {
     const auto bytes = read_file_bytes(path);
-    parse_tpk(bytes, path.filename().string());  // headers, checksums and section sizes
-    const uint64_t hash = hash64(bytes.data(), bytes.size());
+    const uint64_t hash = inspect_tpk(bytes, path.filename().string()).content_hash;
     std::error_code ec;
     const auto written = std::filesystem::last_write_time(path, ec);
     {
@@ -81,22 +85,59 @@ void SceneStore::index_file(const std::filesystem::path& path) {
   }
 }
 
-// .push-<hash>-<pid>-<n>.part of a worker process that is gone (several workers may share a
-// directory: another one's push in progress is left alone).
+namespace {
+
+bool is_partial_push(const std::string& file) { return file.starts_with(".push-") && file.ends_with(".part"); }
+
+}  // namespace
+
+// .push-*.part files that no process holds locked: the leftovers of a worker that stopped mid-push
+// (several workers may share a directory: another one's push in progress is locked, and left
+// alone). A lock, not the process id in the name: in a container every worker is PID 1.
 void SceneStore::remove_stale_pushes() {
   std::error_code ec;
   for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string file = item.path().filename().string();
-    if (!file.starts_with(".push-") || !file.ends_with(".part")) continue;
-    const size_t pid_end = file.rfind('-'), pid_start = file.rfind('-', pid_end - 1);
-    long pid = 0;
-    if (pid_start != std::string::npos && pid_end > pid_start + 1)
-      pid = std::strtol(file.substr(pid_start + 1, pid_end - pid_start - 1).c_str(), nullptr, 10);
-    if (pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM)) continue;  // still running
+    if (!is_partial_push(file)) continue;
+    const int fd = ::open(item.path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {  // a push in progress
+      ::close(fd);
+      continue;
+    }
     std::error_code removed;
     std::filesystem::remove(item.path(), removed);
+    if (fd >= 0) ::close(fd);
     if (!removed) net::log_info("removed the partial push " + file + " of a worker that has stopped");
   }
+}
+
+uint64_t SceneStore::partial_push_bytes(const std::filesystem::path& except) const {
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
+    std::error_code size_error;
+    const uint64_t size = item.file_size(size_error);
+    if (is_partial_push(item.path().filename().string()) && item.path() != except && !size_error) bytes += size;
+  }
+  return bytes;
+}
+
+SceneStore::PartialPush SceneStore::create_partial_push(const std::filesystem::path& path) {
+  PartialPush push;
+  push.file = create_new_file(path, 0600);
+  const int fd = ::dup(::fileno(push.file));  // shares the lock, which lasts until both are closed
+  if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (fd >= 0) ::close(fd);
+    std::fclose(push.file);
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    throw Error("cannot lock " + path.string());
+  }
+  push.lock = std::shared_ptr<const int>(new int(fd), [](const int* held) {
+    ::close(*held);
+    delete held;
+  });
+  return push;
 }
 
 void SceneStore::mark_used(uint64_t hash) {
@@ -108,26 +149,31 @@ void SceneStore::mark_used(uint64_t hash) {
   std::filesystem::last_write_time(it->second.path, it->second.last_used, ec);
 }
 
-void SceneStore::make_room(uint64_t incoming_bytes) {
+void SceneStore::make_room(uint64_t incoming_bytes, const std::filesystem::path& incoming) {
   if (quota_bytes_ == 0) return;
   if (incoming_bytes > quota_bytes_)
     throw Error("scene of " + std::to_string(incoming_bytes) + " bytes exceeds the scene quota of " +
                 std::to_string(quota_bytes_) + " bytes");
+  const uint64_t partial = partial_push_bytes(incoming);  // other pushes in progress take room too
   std::lock_guard lock(mutex_);
-  uint64_t used = 0;
+  uint64_t used = partial;
   for (const auto& [hash, entry] : index_) used += entry.size;
+  // In use: held by a master's session besides the cache (an idle cached scene can go).
+  auto in_use = [&](uint64_t hash) {
+    return std::any_of(cache_.begin(), cache_.end(), [&](const auto& c) { return c->hash == hash && c.use_count() > 1; });
+  };
   while (used + incoming_bytes > quota_bytes_) {
     auto oldest = index_.end();
-    for (auto it = index_.begin(); it != index_.end(); ++it) {
-      const bool in_use = std::any_of(cache_.begin(), cache_.end(), [&](const auto& c) { return c->hash == it->first; });
-      if (!in_use && (oldest == index_.end() || it->second.last_used < oldest->second.last_used)) oldest = it;
-    }
+    for (auto it = index_.begin(); it != index_.end(); ++it)
+      if (!in_use(it->first) && (oldest == index_.end() || it->second.last_used < oldest->second.last_used)) oldest = it;
     if (oldest == index_.end())
-      throw Error("scene quota of " + std::to_string(quota_bytes_) + " bytes is taken by scenes in use");
+      throw Error("scene quota of " + std::to_string(quota_bytes_) + " bytes is taken by scenes in use" +
+                  (partial ? " and " + std::to_string(partial) + " bytes of pushes in progress" : ""));
     std::error_code ec;
     std::filesystem::remove(oldest->second.path, ec);
     if (ec) throw Error("scene quota: cannot remove " + oldest->second.path.string() + ": " + ec.message());
     net::log_info("scene quota: removed the least recently used scene " + oldest->second.path.filename().string());
+    std::erase_if(cache_, [&](const auto& c) { return c->hash == oldest->first; });
     used -= oldest->second.size;
     index_.erase(oldest);
   }
@@ -192,7 +238,7 @@ std::shared_ptr<LoadedScene> SceneStore::load(uint64_t hash) {
     index_file(path);
     throw Error(path.string() + " changed since the worker started");
   }
-  PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, path.string()), path.string());
+  PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, path.string(), decode_budget_), path.string());
   mark_used(hash);
   return make_loaded(std::move(scene), hash, path.filename().string(), ms_since(start));
 }
@@ -215,7 +261,7 @@ std::shared_ptr<LoadedScene> SceneStore::adopt_pushed(const std::filesystem::pat
   const uint64_t actual = hash64(bytes.data(), bytes.size());
   if (actual != hash)
     throw Error("pushed scene has content hash " + hash64_hex(actual) + ", not the announced " + hash64_hex(hash));
-  PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, name), name);  // full validation
+  PackedScene scene = PackedScene::from_contents(parse_tpk(bytes, name, decode_budget_), name);  // full validation
   std::filesystem::path target = dir_ / safe_name(name, hash);
   {
     std::lock_guard lock(mutex_);
@@ -234,7 +280,7 @@ std::shared_ptr<LoadedScene> SceneStore::adopt_pushed(const std::filesystem::pat
     if (!stored) target = dir_ / (target.stem().string() + "-" + hash64_hex(hash) + ".tpk");  // a file we could not index: keep it
   }
   if (!stored) {
-    make_room(bytes.size());
+    make_room(bytes.size(), temp_file);
     std::filesystem::rename(temp_file, target);  // same folder: atomic
   }
   {

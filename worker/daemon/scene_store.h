@@ -1,19 +1,23 @@
 #pragma once
 // The worker's scene directory: .tpk files indexed by content hash (XXH64 of the file) at
-// start-up, scenes pushed by a master written into it atomically once verified, and a small
-// cache of loaded scenes with their renderers. A quota bounds the directory's scenes: a push that
-// would exceed it first deletes the least recently used scenes (a file's modification time is
-// its last use, so the order survives restarts), never one the cache holds. Partial pushes left
-// by a worker that died mid-push are removed at start-up.
+// start-up from their manifests and checksums (sections are decoded when a scene is used, within
+// the decode budget), scenes pushed by a master written into it atomically once verified, and a
+// small cache of loaded scenes with their renderers. A quota bounds the directory's scenes and the
+// partial pushes beside them: a push that would exceed it first deletes the least recently used
+// scenes (a file's modification time is its last use, so the order survives restarts), never one
+// a connected master is using (an idle cached scene goes, and leaves the cache). A push in
+// progress holds a lock on its .part file; at start-up, partial files nobody holds are removed.
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/scene/packed_scene.h"
+#include "common/scene/tpk_decode_budget.h"
 #include "worker/render/pathtrace_renderer.h"
 #include "worker/render/tile_renderer.h"
 #include "worker/render/vct_renderer.h"
@@ -45,7 +49,9 @@ class SceneStore {
  public:
   // Indexes `dir` (created if missing). Unreadable files are skipped with a warning.
   // quota_bytes: most bytes of scenes the directory may hold (0: no limit).
-  SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size = 2, uint64_t quota_bytes = 0);
+  // decode_budget: what a scene may take once decoded (scene_decode_budget of the renderer options).
+  SceneStore(std::filesystem::path dir, RendererOptions renderer_options, size_t cache_size = 2, uint64_t quota_bytes = 0,
+             std::optional<DecodeBudget> decode_budget = std::nullopt);
 
   std::vector<wire::SceneEntry> entries() const;
   bool has(uint64_t hash) const;
@@ -65,6 +71,13 @@ class SceneStore {
 
   // A fresh path in the directory for an incoming push.
   std::filesystem::path temp_path_for_push(uint64_t hash) const;
+  // Creates that file (new, mode 600) and locks it for as long as the returned lock lives, so that
+  // no worker starting on the same directory takes it for the leftover of a stopped one.
+  struct PartialPush {
+    std::FILE* file = nullptr;  // the caller writes and closes it
+    std::shared_ptr<const int> lock;  // the lock's descriptor: keep it until adopt_pushed returns
+  };
+  static PartialPush create_partial_push(const std::filesystem::path& path);
 
  private:
   struct Entry {
@@ -76,12 +89,15 @@ class SceneStore {
   void remove_stale_pushes();
   void index_file(const std::filesystem::path& path);
   void mark_used(uint64_t hash);
-  void make_room(uint64_t incoming_bytes);  // render thread (reads cache_)
+  // Render thread (reads cache_); `incoming` is the pushed file, not counted as a partial push.
+  void make_room(uint64_t incoming_bytes, const std::filesystem::path& incoming);
+  uint64_t partial_push_bytes(const std::filesystem::path& except) const;
 
   std::filesystem::path dir_;
   RendererOptions renderer_options_;
   size_t cache_size_;
   uint64_t quota_bytes_;
+  DecodeBudget decode_budget_;
   mutable std::mutex mutex_;
   std::map<uint64_t, Entry> index_;
   std::vector<std::shared_ptr<LoadedScene>> cache_;  // most recently used last; render thread only

@@ -80,9 +80,9 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public
   void queue_tiles(const std::shared_ptr<Frame>& frame, const google::protobuf::RepeatedField<uint32_t>& tiles);
   void ask_for_push(const wire::LoadScene& load);
   // push_if_gone: a scene of the directory that turns out to be gone (its file changed) is asked for
-  // as a push instead of failing
+  // as a push instead of failing; push_lock: the pushed file's lock, released once it is adopted
   void load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file,
-                        std::optional<wire::LoadScene> push_if_gone);
+                        std::optional<wire::LoadScene> push_if_gone, std::shared_ptr<const int> push_lock = nullptr);
   void abort_push();
   // Render thread.
   Step run_step() override;
@@ -109,6 +109,7 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public
     std::string name;
     std::filesystem::path temp;
     std::FILE* file = nullptr;
+    std::shared_ptr<const int> lock;  // SceneStore::PartialPush: held until the scene is adopted
   } push_;
   std::map<uint64_t, std::shared_ptr<Frame>> frames_;
 

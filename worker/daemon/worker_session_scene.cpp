@@ -57,7 +57,9 @@ void WorkerSession::ask_for_push(const wire::LoadScene& load) {
   push_.name = load.name();
   push_.temp = context_.scenes.temp_path_for_push(hash);
   try {  // a new file only (never through a link or file already there), readable by this user alone
-    push_.file = create_new_file(push_.temp, 0600);
+    SceneStore::PartialPush partial = SceneStore::create_partial_push(push_.temp);
+    push_.file = partial.file;
+    push_.lock = std::move(partial.lock);
   } catch (const Error& e) {
     status.set_state(wire::SceneStatus::FAILED);
     status.set_message("scene " + hash64_hex(hash) + " is missing and cannot be received into the scene directory: " + e.what());
@@ -76,6 +78,7 @@ void WorkerSession::abort_push() {
   push_.file = nullptr;
   std::error_code ec;
   std::filesystem::remove(push_.temp, ec);
+  push_.lock.reset();
 }
 
 void WorkerSession::handle_scene_chunk(const wire::SceneChunk& chunk) {
@@ -98,14 +101,14 @@ void WorkerSession::handle_scene_chunk(const wire::SceneChunk& chunk) {
     abort_push();
     throw ProtocolError("cannot write the pushed scene into the scene directory");
   }
-  load_scene_async(push_.hash, push_.name, push_.temp.string(), {});
+  load_scene_async(push_.hash, push_.name, push_.temp.string(), {}, std::move(push_.lock));
 }
 
 void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, const std::string& pushed_file,
-                                     std::optional<wire::LoadScene> push_if_gone) {
+                                     std::optional<wire::LoadScene> push_if_gone, std::shared_ptr<const int> push_lock) {
   scene_loading_ = true;
   auto self = shared_from_this();
-  context_.render.post([self, hash, name, pushed_file, prepare = prepare_vct_, push_if_gone] {
+  context_.render.post([self, hash, name, pushed_file, prepare = prepare_vct_, push_if_gone, push_lock]() mutable {
     std::shared_ptr<LoadedScene> loaded;
     std::string failure;
     try {
@@ -113,6 +116,7 @@ void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, con
     } catch (const std::exception& e) {
       failure = e.what();
     }
+    push_lock.reset();  // the .part file is adopted or removed
     if (loaded && prepare) {  // the master announced vct frames: voxelize now, not in the first frame
       try {
         vct_grid(*loaded, self->context_.scenes.renderer_options(), vct_options(*prepare, loaded->scene));

@@ -5,6 +5,7 @@
 
 #include "common/base/error.h"
 #include "worker/render/host_tile_renderer.h"
+#include "worker/render/null_tile_renderer.h"
 #include "worker/render/opencl_tile_renderer.h"
 
 namespace tessera {
@@ -35,6 +36,7 @@ BatchTiming TileRenderer::render_raytrace_batch(const std::array<CameraParams, 2
 
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options) {
   if (options.device == "host") return std::make_unique<HostTileRenderer>(scene, options.host_threads);
+  if (options.device == "null") return std::make_unique<NullTileRenderer>();
   return std::make_unique<OpenClTileRenderer>(scene, options.device, options.gpu_memory_limit);
 }
 

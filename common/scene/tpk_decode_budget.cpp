@@ -1,0 +1,55 @@
+#include "common/scene/tpk_decode_budget.h"
+
+#include <cstdio>
+
+#include "common/base/error.h"
+#include "common/base/memory_usage.h"
+
+namespace tessera {
+
+std::string byte_text(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (uint64_t(1) << 30)) std::snprintf(text, sizeof text, "%.2f GB", double(bytes) / double(uint64_t(1) << 30));
+  else std::snprintf(text, sizeof text, "%.1f MB", double(bytes) / double(1 << 20));
+  return text;
+}
+
+DecodeBudget host_decode_budget() {
+  DecodeBudget budget;
+  budget.total_bytes = host_memory_bytes();
+  budget.limit = "this host's memory";
+  return budget;
+}
+
+DecodeBudget lower_total(DecodeBudget budget, uint64_t bytes, const std::string& limit) {
+  if (bytes != 0 && (budget.total_bytes == 0 || bytes < budget.total_bytes)) {
+    budget.total_bytes = bytes;
+    budget.limit = limit;
+  }
+  return budget;
+}
+
+uint64_t decoded_scene_bytes(const tpk::Manifest& manifest) {
+  uint64_t bytes = 0;
+  for (const auto& s : manifest.sections()) {
+    bytes += s.raw_size();  // each bounded by the section rules: no overflow
+    if (s.kind() == tpk::KD_NODES) bytes += s.raw_size();  // the compact copy traversal reads
+  }
+  const auto& q = manifest.quantization();
+  if (q.positions()) bytes += 16 * manifest.vertices();  // vertex records
+  if (q.normals()) bytes += 2 * manifest.vertices();     // normal indices
+  return bytes;
+}
+
+void check_decode_budget(const tpk::Manifest& manifest, const DecodeBudget& budget, const std::string& name) {
+  for (const auto& s : manifest.sections())
+    if (budget.section_bytes != 0 && s.raw_size() > budget.section_bytes)
+      throw Error(name + ": section " + tpk::SectionKind_Name(s.kind()) + " decodes to " + byte_text(s.raw_size()) +
+                  ", more than " + budget.section_limit + " (" + byte_text(budget.section_bytes) + ")");
+  const uint64_t total = decoded_scene_bytes(manifest);
+  if (budget.total_bytes != 0 && total > budget.total_bytes)
+    throw Error(name + ": scene decodes to " + byte_text(total) + ", more than " + budget.limit + " (" +
+                byte_text(budget.total_bytes) + "); refused before decoding");
+}
+
+}  // namespace tessera
