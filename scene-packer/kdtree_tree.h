@@ -18,7 +18,7 @@ namespace tessera::pack::kd {
 // device: the default is the lowest K_T, in steps of 0.25, that keeps Crytek Sponza there (42.9).
 // The empty-space bonus (a split with an empty side costs 1 - bonus times as much): 0.1 by default;
 // Wald and Havran's 0.2 with K_T 2.5 (42.2 B) traced 4 % more diffuse rays on the H100 and 1 % fewer
-// primary ones (README). Empty leaves cost no device memory (the device layout leaves them out).
+// primary ones (docs/ray-traversal.md). Empty leaves cost no device memory (the device layout leaves them out).
 struct SahCosts {
   double traversal = 2.25;    // K_T
   double intersection = 1.0;  // K_I

@@ -1,4 +1,4 @@
-// The command-line convention (README, "Command-line conventions") for every program the build makes
+// The command-line convention (docs/conventions.md) for every program the build makes
 // (build/programs.txt, written by CMake from the tessera-* executable targets) and every script
 // (the executables in deploy/ and ./tessera): --help exits 0 and prints usage on stdout, an unknown
 // option and a bad value exit 2 with one error line on stderr. Also --version and the generated bash
@@ -56,7 +56,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"tessera-live-client", "https://127.0.0.1:1/?token=x --rate 0"},
       {"tessera-jpeg-bench", "--threads 0"},
       {"tessera-netem-relay", "--route 127.0.0.1:0=127.0.0.1:1 --delay 5parsecs"},
-      {"tessera", std::nullopt},
+      {"tessera", "live --port many"},
       {"android", "status --port 0"},
       {"bench-cluster", "--workers many"},
       {"bench-latency", "--spp 0"},

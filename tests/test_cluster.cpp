@@ -131,7 +131,7 @@ TEST(Cluster, StereoFramesAreBothEyesSideBySide) {
   EXPECT_EQ(extract_tile(frame, 48, 0, 48, 64), testing::reference_render(testing::cornell_tpk(), "246,273,-800,0,0,1,0", "48x64", c.dir / "r.png"));
 }
 
-// A headset streaming its pose over UDP (the README's datagram format).
+// A headset streaming its pose over UDP (the datagram format of docs/tessera-master.md).
 TEST(Cluster, LivePosesOverUdp) {
   Cluster2 c;
   WorkerProcess a(c.dir.path(), "a", c.scenes_a, c.secret);

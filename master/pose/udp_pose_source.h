@@ -1,6 +1,6 @@
 #pragma once
 // Live poses from an AR/VR device: UDP datagrams, each one pose record in the CSV or JSON form
-// of pose_parse.h (the README documents it). A receiver thread keeps the newest pose; next()
+// of pose_parse.h (docs/tessera-master.md documents it). A receiver thread keeps the newest pose; next()
 // waits for the first one, then for one newer than the last it returned, and returns the newest
 // (a new frame starts from the freshest head pose, never from a queue of stale ones, and a pose is
 // rendered once: no repeated frames of an old pose while the head holds still). poll() does the

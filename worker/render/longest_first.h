@@ -3,7 +3,7 @@
 // (the passes of tessera-bench rays) runs its work-groups costliest first, by what each cost in
 // the launch before, without changing what any work item computes. It bounds what the end of a
 // launch costs (a launch drains with few warps in flight while its costliest last groups run on);
-// the costs of other rays (another view, another kind) order worse than the grid (README).
+// the costs of other rays (another view, another kind) order worse than the grid (docs/ray-traversal.md).
 #include <cstdint>
 #include <string>
 #include <vector>
