@@ -88,7 +88,7 @@ TEST(DecodeBudget, ASceneThatDecodesBeyondTheBudgetIsRefusedBeforeDecoding) {
     FAIL() << "a scene of 358 MB was decoded within a budget of 100 MB";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "zeros.tpk: scene decodes to 341.4 MB, more than --gpu-mem-limit (100.0 MB); refused before decoding");
+              "zeros.tpk: scene decodes to 341.3 MB, more than --gpu-mem-limit (100.0 MB); refused before decoding");
   }
   EXPECT_LT(peak_resident_bytes() - peak_before, 64u << 20);
   // One section above the device's largest buffer.
@@ -115,7 +115,7 @@ TEST(DecodeBudget, TesseraRenderRefusesTheSceneUnderGpuMemLimitWithOneLine) {
                                       " --device host --gpu-mem-limit 100M --size 16x16 -o " + testing::shell_word(dir / "out.png"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("tessera-render: error: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("scene decodes to 341.4 MB, more than --gpu-mem-limit (100.0 MB)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("scene decodes to 341.3 MB, more than --gpu-mem-limit (100.0 MB)"), std::string::npos) << r.output;
 }
 
 TEST(DecodeBudget, AWorkerIndexesScenesWithoutDecodingThemAndLoadsWithinItsBudget) {
