@@ -68,6 +68,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"live-bench", "x.tpk --workers many"},
       {"local-cluster", "start many"},
       {"make-bundle", "--programs 'not a list' out"},
+      {"scale-bench", "--workers many"},
   };
   return table;
 }

@@ -3,7 +3,6 @@
 // a push is received into a new file of the worker's own (never through a planted link).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <csignal>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -128,7 +127,7 @@ TEST(SceneStore, IdleCachedScenesDoNotBlockTheQuotaButScenesInUseDo) {
   const PackedFile a = pack(packs, "cornell_box/cornell_box.obj");
   const PackedFile b = pack(packs, "teapot/teapot_lowpoly.obj");
   const PackedFile c = pack(packs, "stanford_bunny/bun_zipper_res4.ply");
-  const uint64_t quota = std::max({a.bytes.size(), b.bytes.size(), c.bytes.size()}) * 2;  // room for two
+  const uint64_t quota = a.bytes.size() + b.bytes.size() + c.bytes.size() - 1;  // not all three
   worker::SceneStore store(dir.path(), host(), 2, quota);
   push(store, a, "a.tpk");
   push(store, b, "b.tpk");  // both cached, neither used by a master any more
@@ -154,7 +153,8 @@ TEST(SceneStore, PushesInProgressCountTowardTheQuota) {
   TempDir packs("store_packs_partial"), dir("store_partial");
   const PackedFile a = pack(packs, "cornell_box/cornell_box.obj");
   const PackedFile b = pack(packs, "teapot/teapot_lowpoly.obj");
-  const uint64_t quota = a.bytes.size() + b.bytes.size() + 16;  // room for a and b
+  // Room for a and b, and for b twice, but not for a and b twice.
+  const uint64_t quota = a.bytes.size() + 2 * b.bytes.size() - 1;
   worker::SceneStore store(dir.path(), host(), 1, quota);
   push(store, a, "a.tpk");
   // Another worker on this directory is receiving a scene of b's size.
