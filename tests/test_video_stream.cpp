@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/base/file_io.h"
+#include "common/base/usage_error.h"
 #include "common/image/metrics.h"
 #include "common/video/video_decoder.h"
 #include "common/video/video_encoder.h"
@@ -28,7 +29,8 @@ using testing::TempDir;
 using namespace testing::live;
 
 // A smooth scene with edges that moves `shift` pixels a frame: what a renderer's frames look like
-// to an encoder, in small.
+// to an encoder, in small. Even shifts keep the hard edges on the 4:2:0 chroma grid (an odd one
+// costs every codec alike some 3 dB in the conversion alone).
 ImageRgba8 test_picture(int width, int height, int shift) {
   ImageRgba8 image(width, height);
   for (int y = 0; y < height; ++y)
@@ -75,14 +77,14 @@ TEST(VideoCodecs, KeyFrameWhenAskedDecodesOnItsOwn) {
     SCOPED_TRACE(std::string(video::codec_name(codec)));
     video::EncoderSettings settings{128, 96, 3, 60, 2};
     auto encoder = video::make_video_encoder(codec, settings);
-    for (int i = 0; i < 3; ++i) encoder->encode(video::rgba_to_i420(test_picture(128, 96, i)), false);
+    for (int i = 0; i < 3; ++i) encoder->encode(video::rgba_to_i420(test_picture(128, 96, 2 * i)), false);
     encoder->set_bitrate(2);  // AV1 takes it at the key frame: both work
-    const video::EncodedFrame key = encoder->encode(video::rgba_to_i420(test_picture(128, 96, 3)), true);
+    const video::EncodedFrame key = encoder->encode(video::rgba_to_i420(test_picture(128, 96, 6)), true);
     EXPECT_TRUE(key.key);
     auto fresh = video::make_video_decoder(codec, 1);  // a page that comes now: the key frame alone
     const ImageRgba8 shown = video::i420_to_rgba(fresh->decode(key.bytes));
-    EXPECT_GT(psnr_rgb(test_picture(128, 96, 3), shown), 30.0);
-    const video::EncodedFrame next = encoder->encode(video::rgba_to_i420(test_picture(128, 96, 4)), false);
+    EXPECT_GT(psnr_rgb(test_picture(128, 96, 6), shown), 30.0);
+    const video::EncodedFrame next = encoder->encode(video::rgba_to_i420(test_picture(128, 96, 8)), false);
     EXPECT_FALSE(next.key);
     EXPECT_NO_THROW(fresh->decode(next.bytes));
   }
@@ -234,9 +236,16 @@ TEST(LiveVideo, H264StreamKeyFramesOnNewPageRequestAndResizeAndDecodesCloseToThe
   // A new size: a new stream, seq from 0.
   c.send_text(R"({"type":"settings","size":[96,64]})");
   ASSERT_TRUE(next_text(c, "session"));
+  // Every frame in order (the page decodes each), until the first at the new size.
   std::optional<FrameMessage> resized;
-  for (int i = 0; i < 10 && !(resized && resized->header["width"] == 96); ++i) resized = next(50.0f + float(i));
-  ASSERT_TRUE(resized && resized->header["width"] == 96) << m.log();
+  c.send_text(pose_message(++id, {330, 273, -800}).dump());
+  for (int i = 0; i < 20 && !resized; ++i) {
+    auto f = next_frame(c);
+    ASSERT_TRUE(f) << m.log();
+    if (f->header["width"] == 96) resized = std::move(f);
+    else EXPECT_TRUE(decoder.decode(*f, false).decoded);
+  }
+  ASSERT_TRUE(resized) << m.log();
   EXPECT_TRUE(video_of(*resized)["key"].get<bool>());
   EXPECT_EQ(video_of(*resized)["seq"], 0);
   EXPECT_EQ(video_of(*resized)["coded_width"], 96);

@@ -12,6 +12,7 @@ namespace {
 constexpr double kNominalFps = 60;  // the encoders' frame rate; the rate given them is scaled to the real one
 constexpr auto kFiguresWindow = std::chrono::seconds(2);
 constexpr size_t kFramesRemembered = 256;  // frames whose send times wait for the page's report
+constexpr double kRateChangeTolerance = 0.05;  // the encoder's rate follows changes above 5 %
 constexpr double kSocketIntervals = 2;     // a frame still unwritten after this many frame intervals: the socket is behind
 
 double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
@@ -39,7 +40,8 @@ void PageStream::offer(std::shared_ptr<const ShownFrame> frame) {
   }
   last_offer_ = now;
   if (busy_) {
-    if (ms_between(busy_since_, now) > kSocketIntervals * frame_interval_ms_) rate_.socket_behind(now);
+    // The previous frame encoded long ago and still not written: the socket is behind.
+    if (at_socket_ && ms_between(handed_at_, now) > kSocketIntervals * frame_interval_ms_) rate_.socket_behind(now);
     waiting_ = std::move(frame);  // a newer frame replaces one that waited: skipped before it was encoded
     return;
   }
@@ -48,7 +50,7 @@ void PageStream::offer(std::shared_ptr<const ShownFrame> frame) {
 
 void PageStream::start(std::shared_ptr<const ShownFrame> frame) {
   busy_ = true;
-  busy_since_ = Clock::now();
+  at_socket_ = false;
   const bool key = key_requested_;
   key_requested_ = false;
   pool_.post([self = shared_from_this(), frame = std::move(frame), key] { self->encode(frame, key); });
@@ -90,8 +92,10 @@ void PageStream::encode(const std::shared_ptr<const ShownFrame>& frame, bool key
       source_height_ = image.height();
       encoder_scale_ = scale;
       next_seq_ = 0;
-    } else {
-      encoder_->set_bitrate(encoder_mbit);
+      encoder_mbit_ = encoder_mbit;
+    } else if (std::abs(encoder_mbit - encoder_mbit_) > kRateChangeTolerance * encoder_mbit_) {
+      encoder_->set_bitrate(encoder_mbit);  // not for every wobble of the frame rate: a change reconfigures the encoder
+      encoder_mbit_ = encoder_mbit;
     }
     const video::I420Image picture = video::rgba_to_i420(image, width, height);
     const video::EncodedFrame encoded = encoder_->encode(picture, key || fresh);
@@ -121,6 +125,8 @@ void PageStream::encode(const std::shared_ptr<const ShownFrame>& frame, bool key
       sent_[frame->frame_id] = {Clock::now(), {}, encoded.bytes.size(), message->size(), encode_ms, false};
       while (sent_.size() > kFramesRemembered) sent_.erase(sent_.begin());
       if (encoded.key) ++key_frames_;
+      at_socket_ = true;
+      handed_at_ = Clock::now();
     }
     send_(connection_, frame->frame_id, std::move(message), info);
   } catch (const std::exception& e) {

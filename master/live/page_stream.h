@@ -105,8 +105,9 @@ class PageStream : public std::enable_shared_from_this<PageStream> {
   mutable std::mutex mutex_;
   RateController rate_;
   bool busy_ = false, closed_ = false, key_requested_ = false;
+  bool at_socket_ = false;  // busy: the frame is encoded and handed to the socket (since handed_at_)
   std::shared_ptr<const ShownFrame> waiting_;  // offered while busy: the next to encode
-  Clock::time_point busy_since_{}, last_offer_{};
+  Clock::time_point handed_at_{}, last_offer_{};
   double frame_interval_ms_ = 1000.0 / 60;     // running mean between offers
   std::map<uint64_t, InFlight> sent_;          // recent frames: queued and written times, for acks
   std::deque<Written> recent_;
@@ -115,7 +116,7 @@ class PageStream : public std::enable_shared_from_this<PageStream> {
   // The encoder's side (one encode at a time: busy_).
   std::unique_ptr<video::VideoEncoder> encoder_;
   int source_width_ = 0, source_height_ = 0;
-  double encoder_scale_ = 1;
+  double encoder_scale_ = 1, encoder_mbit_ = 0;
   uint64_t next_seq_ = 0;
 };
 
