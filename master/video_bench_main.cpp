@@ -1,6 +1,8 @@
-// tessera-video-bench: what each live stream codec costs for one frame in motion, no network: a
-// frame (a tessera-render PNG, or a synthetic one) panned a few pixels a frame, as a turning head
-// sees it, encoded as the live session encodes a page's stream (common/video), then decoded.
+// tessera-video-bench: what each live stream codec costs for frames in motion, no network: rendered
+// frames of a moving camera (tessera-render PNGs, --image once per frame), or one frame (or a
+// synthetic one) panned a few pixels a frame, encoded as the live session encodes a page's stream
+// (common/video), then decoded. A pan is a pure translation, which AV1's global motion codes in
+// almost no bytes: rendered frames (parallax, new surfaces) are the fair measure.
 // Prints per codec: the key frame's and the delta frames' bytes, their PSNR against the raw frames
 // (RGB, after the stream's 4:2:0 conversion and coding), and the median encode and decode times;
 // JPEG (the banded encoder, --jpeg-quality) beside them for comparison.
@@ -14,6 +16,7 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
 #include "common/video/video_decoder.h"
@@ -58,12 +61,15 @@ ImageRgba8 synthetic_frame(int width, int height) {
 int main(int argc, char** argv) {
   CLI::App app{"tessera-video-bench: bytes, PSNR and times of the live stream's codecs on one frame panned a few pixels a frame",
                "tessera-video-bench"};
-  std::string image_path, codecs_text = "h264,vp9,av1";
+  std::vector<std::string> image_paths;
+  std::string codecs_text = "h264,vp9,av1";
   double bitrate = 30, fps = 60;
   int frames = 30, pan = 6, jpeg_quality = 85;
   unsigned threads = 0;
   bool json_out = false;
-  app.add_option("--image", image_path, "The frame (PNG, e.g. tessera-render --size 2048x1024); default: a synthetic 2048x1024 one");
+  app.add_option("--image", image_paths,
+                 "A frame (PNG, e.g. tessera-render --size 2048x1024); several: the frames in order, cycled for --frames; "
+                 "one: panned (--pan); none: a synthetic 2048x1024 one, panned");
   app.add_option("--codecs", codecs_text, "Comma-separated codecs: h264, vp9, av1")->capture_default_str();
   app.add_option("--bitrate", bitrate, "Mbit/s the encoder aims at")->capture_default_str()->check(CLI::Range(0.1, 1000.0));
   app.add_option("--fps", fps, "Frames a second the bitrate is spread over")->capture_default_str()->check(CLI::Range(1.0, 240.0));
@@ -82,10 +88,22 @@ int main(int argc, char** argv) {
       if (!codec) throw UsageError("--codecs: h264, vp9 or av1, not '" + name + "'");
       codecs.push_back(*codec);
     }
-    const ImageRgba8 source = image_path.empty() ? synthetic_frame(2048, 1024) : read_image(image_path);
+    std::vector<ImageRgba8> sequence;
+    for (const auto& path : image_paths) sequence.push_back(read_image(path));
+    if (sequence.empty()) sequence.push_back(synthetic_frame(2048, 1024));
+    for (const auto& image : sequence)
+      if (image.width() != sequence[0].width() || image.height() != sequence[0].height()) throw UsageError("--image: the frames differ in size");
+    const ImageRgba8& source = sequence[0];
     const int width = source.width() & ~1, height = source.height() & ~1;
-    std::vector<ImageRgba8> raw;  // the frames as rendered
-    for (int i = 0; i <= frames; ++i) raw.push_back(panned(source, i * pan));
+    std::vector<ImageRgba8> raw;  // the frames as rendered: the sequence there and back again, or a pan
+    for (int i = 0; i <= frames; ++i) {
+      if (sequence.size() == 1) {
+        raw.push_back(panned(source, i * pan));
+        continue;
+      }
+      const int period = 2 * int(sequence.size()) - 2, k = i % period;
+      raw.push_back(sequence[size_t(k < int(sequence.size()) ? k : period - k)]);
+    }
     json rows = json::array();
     for (video::Codec codec : codecs) {
       video::EncoderSettings settings{width, height, bitrate, fps, threads};
@@ -138,12 +156,15 @@ int main(int argc, char** argv) {
     }
     if (json_out) {
       std::cout << json{{"width", source.width()}, {"height", source.height()}, {"bitrate_mbit", bitrate}, {"fps", fps},
-                        {"pan", pan}, {"frames", frames}, {"codecs", rows}}.dump(2)
+                        {"images", sequence.size()}, {"pan", pan}, {"frames", frames}, {"codecs", rows}}.dump(2)
                 << std::endl;
       return 0;
     }
-    std::printf("%dx%d, %.1f Mbit/s at %.0f fps (%.0f KB a frame), panned %d px a frame, %d delta frames\n", source.width(),
-                source.height(), bitrate, fps, bitrate * 1e6 / 8 / fps / 1000, pan, frames);
+    std::printf("%dx%d, %.1f Mbit/s at %.0f fps (%.0f KB a frame), %s, %d delta frames\n", source.width(), source.height(), bitrate,
+                fps, bitrate * 1e6 / 8 / fps / 1000,
+                sequence.size() > 1 ? (std::to_string(sequence.size()) + " rendered frames there and back").c_str()
+                                    : ("panned " + std::to_string(pan) + " px a frame").c_str(),
+                frames);
     std::printf("%-5s %10s %8s %9s %10s %8s %10s %10s\n", "codec", "key KB", "key dB", "key ms", "delta KB", "delta dB", "encode ms",
                 "decode ms");
     for (const auto& r : rows)
