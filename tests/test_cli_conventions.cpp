@@ -55,6 +55,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"tessera-compare", "a.png b.png --threshold 300"},
       {"tessera-live-client", "https://127.0.0.1:1/?token=x --rate 0"},
       {"tessera-jpeg-bench", "--threads 0"},
+      {"tessera-video-bench", "--codecs h265"},
       {"tessera-netem-relay", "--route 127.0.0.1:0=127.0.0.1:1 --delay 5parsecs"},
       {"tessera", "live --port many"},
       {"android", "status --port 0"},
