@@ -1,6 +1,7 @@
 """A live session for the browser tests: the Cornell box packed, two tessera-worker daemons on the host
 device, tessera-master --serve on a free loopback port, and headless Chromium (Debian's chromium and
 chromium-driver through python3-selenium) on the page."""
+import argparse
 import json
 import os
 import re
@@ -10,7 +11,9 @@ import signal
 import ssl
 import subprocess
 import tempfile
+import sys
 import time
+import traceback
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -278,3 +281,33 @@ class LiveCluster:
 def fake_xr_script(config):
     source = (Path(__file__).parent / 'fake_webxr.js').read_text()
     return source.replace('__CONFIG__', json.dumps(config))
+
+
+def run_case(doc, cases):
+    """The command line of a browser test script: --build, --source, --shared, [--artifacts], [--keep],
+    CASE (one of `cases`, name -> function(cluster, args)); returns the exit status (0 passed, 1 failed,
+    77 skipped: no browser installed here)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--build', required=True)
+    parser.add_argument('--source', required=True)
+    parser.add_argument('--shared', required=True, help='the shared scenes, unless $TESSERA_SHARED_DIR is set')
+    parser.add_argument('--artifacts', help='folder for the page screenshot')
+    parser.add_argument('--keep', help='copy the session folder (logs, frames) here')
+    parser.add_argument('case', choices=sorted(cases))
+    args = parser.parse_args()
+    shared = os.environ.get('TESSERA_SHARED_DIR') or args.shared
+    c = LiveCluster(args.build, args.source, shared, args.keep)
+    try:
+        cases[args.case](c, args)
+    except Skip as skip:
+        print(f'SKIPPED: {skip}')
+        return SKIP
+    except AssertionError as failure:
+        traceback.print_exc()
+        print(f'FAILED: {failure}')
+        return 1
+    finally:
+        c.stop()
+    print(f'passed: {args.case}')
+    sys.stdout.flush()
+    return 0
