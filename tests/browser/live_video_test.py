@@ -158,11 +158,12 @@ class Injector:
     def __init__(self, c, codec, eyes, width, height):
         self.c, self.codec, self.eyes, self.width, self.height = c, codec, eyes, width, height
 
-    def push(self, key, data, seq, coded):
+    def push(self, key, data, seq, coded, **fields):
+        """`fields`: more header fields (the eyes' `views`, ...)."""
         frame = Injector.next_frame
         Injector.next_frame += 1
         pose = sent(self.c, 'pose')[-1]['id'] if sent(self.c, 'pose') else 0
-        header = {'type': 'frame', 'format': 2, 'frame': frame, 'pose_id': pose, 'samples': 1, 'eyes': self.eyes,
+        header = {**fields,'type': 'frame', 'format': 2, 'frame': frame, 'pose_id': pose, 'samples': 1, 'eyes': self.eyes,
                   'width': self.width, 'height': self.height, 'bands': [], 'tile': 40, 'owners': [],
                   'stages': {'encode': 1.0},
                   'video': {'codec': self.codec, 'codec_string': CODEC_STRINGS[self.codec], 'key': key, 'seq': seq,
@@ -247,6 +248,40 @@ def case_fixture_decode(c, args):
     fixture_codec(c, 'h264', coded=(240, 96), floor_db=20.0)
     summary = c.js('return window.tessera.streamStats.summary(performance.now())')
     assert summary['codec'] == 'h264' and summary['decodeMs'] >= 0, summary
+
+
+def case_fixture_xr(c, args):
+    """In a scripted headset: a stereo H.264 clip given the eyes of the master's last frame draws into
+    the XR layer (reprojected to the same eyes) within 30 dB PSNR of its source, and the page's frame
+    canvas mirrors it."""
+    from live_page_test import enter_xr, xr_config
+    from live_cluster import fake_xr_script
+    quiet_page(c, fake_xr_script(xr_config()))
+    enter_xr(c)
+    c.wait_for('a stereo frame', lambda: c.socket_log('frames')[-1]['eyes'] == 2, timeout=30)
+    wait_until_quiet(c)
+    last = c.socket_log('frames')[-1]
+    eyes, width, height = 2, last['width'], last['height']
+    clip, sources = encode_clip(c.dir, 'h264', (eyes * width, height), 4, keys=(0,))
+    inject = Injector(c, 'h264', eyes, width, height)
+    for i, (key, data) in enumerate(clip):
+        frame = inject.push(key, data, seq=i, coded=(eyes * width, height), views=last['views'],
+                            position=last['position'], orientation=last['orientation'], pose_id=last['pose_id'])
+    inject.wait_drawn(frame, 'the last frame in the headset')
+    layer = c.js("""
+        const gl = window.__fakeXr.gl;
+        const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight, pixels = new Uint8Array(w * h * 4);
+        gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+        gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
+        let s = '';
+        for (let y = h - 1; y >= 0; --y)
+          for (let x = 0; x < w; ++x) s += String.fromCharCode(...pixels.subarray((y * w + x) * 4, (y * w + x) * 4 + 3));
+        return [w, h, btoa(s)];""")
+    assert layer[:2] == [eyes * width, height], f'the layer is {layer[:2]}, the frame {eyes * width}x{height}'
+    db = psnr(base64.b64decode(layer[2]), sources[-1])
+    print(f'h264 in the headset: XR layer {db:.1f} dB PSNR against the source')
+    assert db >= 30, f'the XR layer is {db:.1f} dB from the source'
+    c.wait_for('the frame canvas mirroring it', lambda: psnr(canvases(c)[0][2], sources[-1]) >= 30, timeout=10)
 
 
 def case_fixture_decode_error(c, args):
