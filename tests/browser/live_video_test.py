@@ -172,6 +172,17 @@ class Injector:
         self.c.js(INJECT_JS, header, base64.b64encode(data).decode())
         return frame
 
+    def push_jpeg(self, bands):
+        """A JPEG frame message of `bands` (JPEG bytes, equal heights, top to bottom)."""
+        frame = Injector.next_frame
+        Injector.next_frame += 1
+        rows = self.height // len(bands)
+        header = {'type': 'frame', 'format': 2, 'frame': frame, 'pose_id': 0, 'samples': 1, 'eyes': self.eyes,
+                  'width': self.width, 'height': self.height, 'tile': 40, 'owners': [], 'stages': {'encode': 1.0},
+                  'bands': [{'y': i * rows, 'height': rows, 'bytes': len(band)} for i, band in enumerate(bands)]}
+        self.c.js(INJECT_JS, header, base64.b64encode(b''.join(bands)).decode())
+        return frame
+
     def wait_drawn(self, frame, what):
         self.c.wait_for(f'{self.codec}: {what} (frame {frame}) drawn', lambda: frame in displayed_frames(self.c), timeout=20)
 
@@ -282,6 +293,56 @@ def case_fixture_xr(c, args):
     print(f'h264 in the headset: XR layer {db:.1f} dB PSNR against the source')
     assert db >= 30, f'the XR layer is {db:.1f} dB from the source'
     c.wait_for('the frame canvas mirroring it', lambda: psnr(canvases(c)[0][2], sources[-1]) >= 30, timeout=10)
+
+
+def case_fixture_cost(c, args):
+    """A measurement: 2x1024x1024 stereo frames of the Cornell box (a render panned 4 px a frame, the
+    right eye 8 px off the left) as 8 JPEG bands (ffmpeg's mjpeg, -q:v 3, 4:2:0) and as H.264 (x264
+    ultrafast, zerolatency, 30 Mbit/s at 30 fps), handed to the page one at a time with the workers
+    stopped: the medians of the page's decode (message received -> decoded) and draw (to the canvas and
+    the texture) ms of each, printed, not asserted: software decoders and software GL here, where
+    uploading a decoded picture (YUV) to a WebGL texture costs far more than on a GPU."""
+    quiet_page(c)
+    count, eyes, width, height = 10, 2, 1024, 1024
+    started = time.time()
+    render = c.dir / 'cornell.png'
+    subprocess.run([str(c.build / 'worker/tessera-render'), str(c.pack_cornell()), '--device', 'host', '--size', f'{width + 64}x{height}',
+                    '-o', str(render)], check=True, stdout=subprocess.DEVNULL)
+    stereo = ['-loop', '1', '-i', str(render), '-frames:v', str(count), '-filter_complex',
+              f'[0]split[a][b];[a]crop={width}:{height}:4*n:0[l];[b]crop={width}:{height}:4*n+8:0[r];[l][r]hstack']
+    h264 = c.dir / 'cost.h264'
+    ffmpeg(*stereo, '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-profile:v', 'high',
+           '-b:v', '30M', '-maxrate', '30M', '-bufsize', '2M', '-r', '30', '-g', '1000', '-bf', '0', '-x264-params', 'aud=1', '-f', 'h264', str(h264))
+    video = annexb_access_units(h264.read_bytes())
+    band_count = 8
+    rows = height // band_count
+    for b in range(band_count):
+        ffmpeg(*stereo[:-1], stereo[-1] + f',crop={eyes * width}:{rows}:0:{b * rows}', '-pix_fmt', 'yuvj420p', '-c:v', 'mjpeg',
+               '-q:v', '3', '-f', 'image2', str(c.dir / f'band{b}_%03d.jpg'))
+    jpeg = [[(c.dir / f'band{b}_{i + 1:03d}.jpg').read_bytes() for b in range(band_count)] for i in range(count)]
+    print(f'clips made in {time.time() - started:.1f} s')
+    # Software GL here: the flat view's reprojection of a 2048x1024 frame on every display frame would
+    # take the page's main thread from the decoders, which a GPU does not.
+    c.js("document.getElementById('reprojected-canvas').hidden = true")
+    inject = Injector(c, 'h264', eyes, width, height)
+    results = {}
+    for codec in ('jpeg', 'h264'):
+        frames = []
+        for i in range(count):
+            frame = inject.push_jpeg(jpeg[i]) if codec == 'jpeg' else inject.push(i == 0, video[i], seq=i, coded=(eyes * width, height))
+            frames.append(frame)
+            c.wait_for(f'{codec} frame {i} drawn', lambda: frame in displayed_frames(c), timeout=20, interval=0.01)
+        reports = {m['frame']: m for m in sent(c, 'displayed')}
+        decode = [reports[f]['decoded'] - reports[f]['received'] for f in frames[1:]]  # the first: a cold decoder
+        draw = c.js(f'return window.tessera.streamStats.draws.slice(-{count - 1})')
+        kilobytes = sum(sum(map(len, jpeg[i])) if codec == 'jpeg' else len(video[i]) for i in range(1, count)) / (count - 1) / 1000
+        results[codec] = (statistics.median(decode), statistics.median(draw))
+        print(f'{codec}: 2x{width}x{height} decode median {results[codec][0]:.1f} ms, draw median {results[codec][1]:.1f} ms '
+              f'({count - 1} frames of {kilobytes:.0f} kB)')
+    if args.artifacts:
+        Path(args.artifacts).mkdir(parents=True, exist_ok=True)
+        (Path(args.artifacts) / 'video_cost.txt').write_text(''.join(
+            f'{codec} decode_ms {decode:.2f} draw_ms {draw:.2f}\n' for codec, (decode, draw) in results.items()))
 
 
 def case_fixture_decode_error(c, args):
