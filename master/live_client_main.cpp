@@ -2,8 +2,10 @@
 // benchmarks and tests without a browser: connects with the token, sends poses of an orbit at a
 // steady rate (mono, or stereo as two XR eye views), answers every frame with `displayed`, and
 // reports pose -> frame latency (median, p95) and frame rates. Frames' JPEG bands are decoded in
-// parallel, as a page does; `displayed` carries received and decoded times (it draws nothing: drawn
-// is decoded).
+// parallel, as a page does, or its video stream (--codec) frame by frame, asking for a key frame
+// when it cannot go on; `displayed` carries received and decoded times (it draws nothing: drawn
+// is decoded). With --reference, the PSNR of what it decoded against the frames the master wrote
+// before encoding (tessera-master --reference-frames, same host).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -19,8 +21,9 @@
 #include "common/base/file_io.h"
 #include "common/image/png_io.h"
 #include "master/live/frame_message.h"
-#include "master/live/jpeg_bands.h"
 #include "master/live/live_client.h"
+#include "master/live/page_decoder.h"
+#include "common/image/metrics.h"
 #include "master/pose/orbit_source.h"
 
 namespace {
@@ -57,13 +60,36 @@ tpk::Manifest manifest_from(const json& scene) {
   return m;
 }
 
+// A binary PPM (P6, maxval 255) as tessera-master --reference-frames writes it; nullopt when absent.
+std::optional<ImageRgba8> read_reference(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  const std::string bytes = read_file_text(path);
+  int width = 0, height = 0, maxval = 0, used = 0;
+  if (std::sscanf(bytes.c_str(), "P6 %d %d %d%n", &width, &height, &maxval, &used) != 3 || maxval != 255 || width <= 0 || height <= 0)
+    throw Error("not a binary PPM: " + path.string());
+  const size_t start = size_t(used) + 1, pixels = size_t(width) * size_t(height);
+  if (bytes.size() < start + pixels * 3) throw Error("short PPM: " + path.string());
+  ImageRgba8 image(width, height);
+  auto out = image.pixels();
+  for (size_t i = 0; i < pixels; ++i)
+    for (int c = 0; c < 3; ++c) out[i * 4 + size_t(c)] = uint8_t(bytes[start + i * 3 + size_t(c)]);
+  return image;
+}
+
+// hello's "decoders" for --codec: the codec asked for (auto: every one this client decodes).
+json decoders_for(const std::string& codec) {
+  if (codec == "jpeg") return json::array();
+  if (codec == "auto") return {"h264", "vp9", "av1"};
+  return {codec};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   tessera::keep_frame_buffers_resident();
   CLI::App app{"tessera-live-client: drive a tessera-master --serve session without a browser and measure pose -> frame latency",
                "tessera-live-client"};
-  std::string url, fingerprint, mode, schedule, size, save_frame;
+  std::string url, fingerprint, mode, schedule, size, save_frame, codec = "jpeg", reference;
   double duration = 10, rate = 30, revolution = 20, hold = 0, ipd = 0;
   unsigned tile = 0, spp = 0;
   bool stereo = false, json_out = false, no_decode = false, depth = false, transparent = false;
@@ -83,6 +109,10 @@ int main(int argc, char** argv) {
   app.add_option("--save-frame", save_frame, "Write the last frame, decoded, here as a PNG");
   app.add_flag("--no-decode", no_decode, "Do not decode the JPEGs (a page decodes before it displays)");
   app.add_flag("--json", json_out, "Print the results as JSON");
+  app.add_option("--codec", codec, "The stream to ask for: jpeg | h264 | vp9 | av1 | auto (hello lists that decoder; auto: all three)")
+      ->capture_default_str();
+  app.add_option("--reference", reference,
+                 "PSNR of the decoded frames against DIR/frame-F.ppm the master wrote (tessera-master --reference-frames DIR, same host)");
   app.add_flag("--depth", depth, "Ask for every frame's depth (as a reprojecting page does) and inflate it");
   app.add_flag("--transparent", transparent, "Ask for a transparent background: frames carry an alpha plane, inflated here");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
@@ -92,12 +122,15 @@ int main(int argc, char** argv) {
     if (!(duration >= 0) || !(hold >= 0) || !(revolution > 0)) throw UsageError("--duration, --hold and --revolution must be positive");
     if (!mode.empty() && mode != "raytrace" && mode != "pathtrace" && mode != "vct") throw UsageError("--mode: raytrace, pathtrace or vct");
     if (!schedule.empty() && schedule != "static" && schedule != "dynamic") throw UsageError("--schedule: static or dynamic");
+    if (codec != "jpeg" && codec != "auto" && !video::parse_codec(codec)) throw UsageError("--codec: jpeg, h264, vp9, av1 or auto");
+    if (!reference.empty() && !std::filesystem::is_directory(reference)) throw UsageError("--reference: no folder '" + reference + "'");
     const LiveUrl where = cli::option_value([&] { return parse_live_url(url); });
     LiveClient client(where.host, where.port, "/ws?token=" + where.token, "https://" + where.host + ":" + std::to_string(where.port),
                       fingerprint.empty() ? std::nullopt : std::optional(fingerprint), std::chrono::seconds(10));
     const auto start = Clock::now();
     auto now_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-    client.send_text(json{{"type", "hello"}, {"want", "drive"}, {"client", stereo ? "xr" : "desktop"}, {"depth", depth}}.dump());
+    client.send_text(json{{"type", "hello"}, {"want", "drive"}, {"client", stereo ? "xr" : "desktop"}, {"depth", depth},
+                          {"decoders", decoders_for(codec)}}.dump());
 
     json session;
     // The session message (settings apply between frames, so after the frames in flight), within the
@@ -155,9 +188,11 @@ int main(int argc, char** argv) {
     uint32_t max_samples_seen = 0, last_samples = 0;
     double first_frame_ms = -1, last_frame_ms = 0, last_fresh_ms = 0, first_fresh_ms = -1;
     uint64_t pose_id = 0;
-    std::optional<FrameMessage> last_frame;
-    BandedJpegDecoder decoder;
-    std::vector<double> decode_ms, depth_bytes, alpha_bytes, inflate_ms;
+    PageDecoder decoder;
+    std::vector<double> decode_ms, depth_bytes, alpha_bytes, inflate_ms, psnr;
+    std::optional<ImageRgba8> last_image;
+    size_t image_bytes = 0, key_frames = 0, keyframe_requests = 0, undecoded = 0;
+    std::string stream_codec = session.value("codec", "jpeg");
     const double moving_until = duration * 1000, end_ms = (duration + hold) * 1000;
     double next_pose_ms = 0;
     while (now_ms() < end_ms) {
@@ -187,7 +222,30 @@ int main(int argc, char** argv) {
       if (!m || !m->binary) continue;
       const double received = now_ms();
       FrameMessage frame = unpack_frame_message(m->data);
-      if (!no_decode) decoder.decode(frame.bands, frame.image_width(), frame.image_height());
+      const uint64_t frame_id = frame.header.at("frame").get<uint64_t>();
+      if (frame.video) {
+        image_bytes += frame.video->size();
+        stream_codec = frame.header["video"].value("codec", stream_codec);
+        if (frame.header["video"].value("key", false)) ++key_frames;
+      } else {
+        for (const auto& band : frame.bands) image_bytes += band.jpeg.size();
+        stream_codec = "jpeg";
+      }
+      const std::filesystem::path reference_file =
+          reference.empty() ? std::filesystem::path() : std::filesystem::path(reference) / ("frame-" + std::to_string(frame_id) + ".ppm");
+      const bool compare = !reference.empty() && std::filesystem::exists(reference_file);
+      if (!no_decode) {
+        auto decoded = decoder.decode(frame, compare || !save_frame.empty());
+        if (decoded.keyframe_reason) {  // as a page does: the master's next frame to it is a key frame
+          client.send_text(json{{"type", "keyframe"}, {"reason", decoded.keyframe_reason->substr(0, 200)}}.dump());
+          ++keyframe_requests;
+        }
+        if (!decoded.decoded) {
+          ++undecoded;
+          continue;  // nothing to show: no `displayed`
+        }
+        if (decoded.image) last_image = std::move(decoded.image);
+      }
       if (frame.depth || frame.alpha) {
         const double inflate_start = now_ms();
         if (frame.depth) {
@@ -220,9 +278,13 @@ int main(int argc, char** argv) {
         ++fresh;
       }
       seen_pose[id] = true;
-      last_frame = std::move(frame);
+      if (compare && last_image) {  // after the report: the comparison is no part of the page's time
+        if (const auto expected = read_reference(reference_file);
+            expected && expected->width() == last_image->width() && expected->height() == last_image->height())
+          psnr.push_back(std::min(99.0, psnr_rgb(*expected, *last_image)));
+      }
     }
-    if (!save_frame.empty() && last_frame) write_png(save_frame, decoder.decode(last_frame->bands, last_frame->image_width(), last_frame->image_height()));
+    if (!save_frame.empty() && last_image) write_png(save_frame, *last_image);
     const double span_s = (last_frame_ms - first_frame_ms) / 1000.0, fresh_span_s = (last_fresh_ms - first_fresh_ms) / 1000.0;
     const json result = {{"poses_sent", pose_id},
                          {"frames", frames},
@@ -234,6 +296,14 @@ int main(int argc, char** argv) {
                          {"decode_ms", {{"median", percentile(decode_ms, 0.5)}, {"p95", percentile(decode_ms, 0.95)}}},
                          {"aux", {{"depth_bytes", percentile(depth_bytes, 0.5)}, {"alpha_bytes", percentile(alpha_bytes, 0.5)},
                                   {"inflate_ms", percentile(inflate_ms, 0.5)}}},
+                         {"codec", stream_codec},
+                         {"mbit_per_s", span_s > 0 ? double(image_bytes) * 8 / 1e6 / span_s : 0.0},
+                         {"bytes_per_frame", frames ? double(image_bytes) / double(frames) : 0.0},
+                         {"psnr_db", psnr.empty() ? json(nullptr) : json(percentile(psnr, 0.5))},
+                         {"psnr_frames", psnr.size()},
+                         {"key_frames", key_frames},
+                         {"keyframe_requests", keyframe_requests},
+                         {"undecoded_frames", undecoded},
                          {"max_samples", max_samples_seen},
                          {"last_samples", last_samples},
                          {"eyes", stereo ? 2 : 1},
@@ -250,6 +320,10 @@ int main(int argc, char** argv) {
                   "up to %u samples; decode %.1f ms median\n",
                   frames, fresh, (unsigned long long)pose_id, latency_text, result["fps"].get<double>(),
                   result["new_pose_fps"].get<double>(), max_samples_seen, result["decode_ms"]["median"].get<double>());
+      std::printf("%s stream: %.1f Mbit/s, %.0f bytes a frame, %zu key frames (%zu asked for)", stream_codec.c_str(),
+                  result["mbit_per_s"].get<double>(), result["bytes_per_frame"].get<double>(), key_frames, keyframe_requests);
+      if (!psnr.empty()) std::printf(", PSNR %.2f dB median over %zu frames", percentile(psnr, 0.5), psnr.size());
+      std::printf("\n");
       if (!depth_bytes.empty() || !alpha_bytes.empty())
         std::printf("depth %.0f bytes, alpha %.0f bytes a frame (medians), inflated in %.2f ms\n", percentile(depth_bytes, 0.5),
                     percentile(alpha_bytes, 0.5), percentile(inflate_ms, 0.5));

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   std::string serve, tls_cert, tls_key, token;
   int jpeg_quality = 85;
   unsigned jpeg_threads = 0;
+  std::string codec = "auto", stream_bitrate = "auto", reference_frames;
   unsigned max_samples = 16, max_path_samples = 256;
   float guard_band = 3;
   master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
@@ -159,6 +160,16 @@ int main(int argc, char** argv) {
                  "Live session: JPEG bands of a frame encoded at once, one a thread (bands of 128+ rows; 0: one per hardware thread, "
                  "1: one JPEG a frame)")
       ->capture_default_str()->check(CLI::Range(0u, 256u));
+  app.add_option("--codec", codec,
+                 "Live session: the pages' stream, auto | jpeg | h264 | vp9 | av1 (a video codec only for pages that decode it, "
+                 "else JPEG; auto: the first of h264, vp9, av1 the page decodes; docs/streaming.md)")
+      ->capture_default_str();
+  app.add_option("--stream-bitrate", stream_bitrate,
+                 "Live session: video bitrate in Mbit/s, or auto (adapts to each page's link, from 30, at most 80)")
+      ->capture_default_str();
+  app.add_option("--reference-frames", reference_frames,
+                 "Live session (benchmarks, tests): write every EVERY-th frame (default 30) as it was before encoding, "
+                 "DIR/frame-F.ppm, for a client on this host to measure what it decoded");
   app.add_option("--max-samples", max_samples, "Live session, raytrace and vct: jittered samples accumulated while the pose holds")
       ->capture_default_str()->check(CLI::Range(1u, 4096u));
   app.add_option("--max-path-samples", max_path_samples, "Live session, pathtrace: samples per pixel accumulated while the pose holds")
@@ -208,6 +219,12 @@ int main(int argc, char** argv) {
       const bool has_host = serve.find(':') != std::string::npos;
       return net::parse_host_port(has_host ? serve : "127.0.0.1:" + serve, "--serve", true);
     });
+    if (!live && (app.count("--codec") || app.count("--stream-bitrate") || app.count("--reference-frames")))
+      throw UsageError("--codec, --stream-bitrate and --reference-frames belong to --serve");
+    master::live::StreamOptions stream_options;
+    stream_options.codec = master::live::parse_codec_setting(codec);
+    stream_options.rate = master::live::parse_stream_bitrate(stream_bitrate);
+    if (!reference_frames.empty()) stream_options.reference = master::live::parse_reference_frames(reference_frames);
     if (live) poses = "live";
     if ((poses == "orbit" || poses == "turntable") && frames == 0) frames = 36;
     if (poses == "camera" && frames == 0) frames = 1;
@@ -295,6 +312,7 @@ int main(int argc, char** argv) {
           tls_key.empty() ? std::nullopt : std::optional<std::filesystem::path>(tls_key), hosts);
       live_options.jpeg_quality = jpeg_quality;
       live_options.jpeg_threads = jpeg_threads;
+      live_options.stream = stream_options;
       live_options.max_samples = max_samples;
       live_options.max_path_samples = max_path_samples;
       const auto& tls = live_options.server.tls;

@@ -1,5 +1,6 @@
 #include "master/live/client_messages.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,26 @@ SettingsChange parse_settings(const json& m) {
   return s;
 }
 
+constexpr size_t kMaxDecoders = 8;
+constexpr size_t kMaxKeyframeReason = 200;
+
+// "decoders" (PROTOCOL.md, "Video streams"): at most 8 names of known codecs. Anything else is
+// answered with an event and JPEG, not a closed connection: the page's video is optional.
+void parse_decoders(const json& list, Hello& h) {
+  auto refuse = [&](const std::string& why) {
+    h.decoders.clear();
+    h.decoders_refused = why;
+  };
+  if (!list.is_array()) return refuse("'decoders' must be an array of codec names");
+  if (list.size() > kMaxDecoders) return refuse("'decoders' lists more than 8 entries");
+  for (const json& name : list) {
+    if (!name.is_string()) return refuse("'decoders' must hold strings");
+    const auto codec = video::parse_codec(name.get<std::string>());
+    if (!codec) return refuse("unknown codec '" + name.get<std::string>().substr(0, 32) + "' (h264, vp9 or av1)");
+    if (std::find(h.decoders.begin(), h.decoders.end(), *codec) == h.decoders.end()) h.decoders.push_back(*codec);
+  }
+}
+
 constexpr double kMaxPlaceDistance = 1e6;  // scene units from the origin
 constexpr double kMaxIrradiance = 1e4;     // SunOverride's limit (wire.proto)
 
@@ -168,9 +189,18 @@ ClientMessage parse_client_message(const std::string& text) {
       if (!client->is_string() || client->get<std::string>().size() > 32) bad("'client' must be a short string");
       h.client = client->get<std::string>();
     }
+    if (const auto decoders = m.find("decoders"); decoders != m.end()) parse_decoders(*decoders, h);
     return h;
   }
   if (t == "take_control") return TakeControl{};
+  if (t == "keyframe") {
+    KeyframeRequest k;
+    if (const auto reason = m.find("reason"); reason != m.end()) {
+      if (!reason->is_string() || reason->get<std::string>().size() > kMaxKeyframeReason) bad("'reason' must be a string of at most 200 chars");
+      k.reason = reason->get<std::string>();
+    }
+    return k;
+  }
   if (t == "settings") {
     try {
       return parse_settings(m);

@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <vector>
 
+#include "common/video/video_codec.h"
 #include "master/pose/pose_sample.h"
 
 namespace tessera::master::live {
@@ -21,6 +23,12 @@ struct Hello {
   bool drive = false;
   bool depth = false;  // the page reprojects: it wants every frame's depth
   std::string client;  // desktop | phone | xr
+  std::vector<video::Codec> decoders;    // the video codecs the page decodes (none: JPEG only)
+  std::optional<std::string> decoders_refused;  // a malformed "decoders": why (the page gets JPEG, stays connected)
+};
+// The page cannot go on decoding its video stream: its next frame is a key frame.
+struct KeyframeRequest {
+  std::string reason;
 };
 struct TakeControl {};
 struct PoseUpdate {
@@ -64,7 +72,8 @@ struct RefusedRequest {
   std::string type, reason;
 };
 
-using ClientMessage = std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange, RefusedSettings, Place, Light, RefusedRequest>;
+using ClientMessage =
+    std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange, RefusedSettings, Place, Light, RefusedRequest, KeyframeRequest>;
 
 ClientMessage parse_client_message(const std::string& text);
 

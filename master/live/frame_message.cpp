@@ -17,17 +17,11 @@ int positive_int(const nlohmann::json& header, const char* key, int fallback) {
   return int(it->get<int64_t>());
 }
 
-}  // namespace
-
-std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand>& bands, const AuxSections& aux) {
-  nlohmann::json table = nlohmann::json::array();
+// The header, then the image's payloads in order, then the aux sections.
+std::string pack(nlohmann::json header, const std::vector<const std::string*>& payloads, const AuxSections& aux) {
   size_t bytes = 0;
-  for (const auto& b : bands) {
-    table.push_back({{"y", b.y}, {"height", b.height}, {"bytes", b.jpeg.size()}});
-    bytes += b.jpeg.size();
-  }
+  for (const std::string* p : payloads) bytes += p->size();
   header["format"] = kFrameFormat;
-  header["bands"] = std::move(table);
   if (aux.depth) {
     const uint32_t k = std::max<uint32_t>(1, aux.depth_scale);
     header["depth"] = {{"near", aux.depth_near}, {"bytes", aux.depth->size()}, {"scale", k},
@@ -45,10 +39,29 @@ std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand
   message.reserve(4 + text.size() + bytes);
   for (int i = 0; i < 4; ++i) message += char((length >> (8 * i)) & 0xff);
   message += text;
-  for (const auto& b : bands) message += b.jpeg;
+  for (const std::string* p : payloads) message += *p;
   if (aux.depth) message += *aux.depth;
   if (aux.alpha) message += *aux.alpha;
   return message;
+}
+
+}  // namespace
+
+std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand>& bands, const AuxSections& aux) {
+  nlohmann::json table = nlohmann::json::array();
+  std::vector<const std::string*> payloads;
+  for (const auto& b : bands) {
+    table.push_back({{"y", b.y}, {"height", b.height}, {"bytes", b.jpeg.size()}});
+    payloads.push_back(&b.jpeg);
+  }
+  header["bands"] = std::move(table);
+  return pack(std::move(header), payloads, aux);
+}
+
+std::string pack_video_frame_message(nlohmann::json header, const std::string& video, const AuxSections& aux) {
+  header["bands"] = nlohmann::json::array();
+  header["video"]["bytes"] = video.size();
+  return pack(std::move(header), {&video}, aux);
 }
 
 int FrameMessage::image_width() const { return positive_int(header, "eyes", 1) * positive_int(header, "width", 1); }
@@ -86,8 +99,17 @@ FrameMessage unpack_frame_message(const std::string& message) {
     frame.bands.push_back({0, frame.image_height(), message.substr(payload)});
     return frame;
   }
-  if (!table->is_array() || table->empty() || table->size() > kMaxFrameBands) throw Error("frame header: 'bands' must list 1..1024 bands");
   size_t at = payload;
+  if (const auto video = frame.header.find("video"); video != frame.header.end()) {  // a video stream's frame
+    const auto bytes = video->is_object() ? video->find("bytes") : video->end();
+    if (!table->is_array() || !table->empty()) throw Error("frame header: a video frame has an empty 'bands'");
+    if (bytes == video->end() || !bytes->is_number_unsigned()) throw Error("frame header: 'video' needs a whole number of bytes");
+    if (bytes->get<uint64_t>() > message.size() - at) throw Error("frame video runs past the message");
+    frame.video = message.substr(at, bytes->get<uint64_t>());
+    at += frame.video->size();
+  } else if (!table->is_array() || table->empty() || table->size() > kMaxFrameBands) {
+    throw Error("frame header: 'bands' must list 1..1024 bands");
+  }
   for (const auto& b : *table) {
     if (!b.is_object()) throw Error("frame header: a band must be an object");
     const auto y = b.find("y"), height = b.find("height"), bytes = b.find("bytes");
@@ -111,7 +133,7 @@ FrameMessage unpack_frame_message(const std::string& message) {
     at += n;
   }
   if (at != message.size()) throw Error("frame message has bytes after its last section");
-  check_band_layout(frame.bands, frame.image_height());
+  if (!frame.video) check_band_layout(frame.bands, frame.image_height());
   return frame;
 }
 

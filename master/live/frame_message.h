@@ -28,10 +28,14 @@ struct AuxSections {
 
 // Adds "format" and "bands" to `header`, and "depth" / "alpha" for the sections given.
 std::string pack_frame_message(nlohmann::json header, const std::vector<JpegBand>& bands, const AuxSections& aux = {});
+// A video stream's frame ("Video streams"): `header["video"]` (codec, key, seq, ...) gains "bytes";
+// "bands" is empty and the encoded frame takes the bands' place.
+std::string pack_video_frame_message(nlohmann::json header, const std::string& video, const AuxSections& aux = {});
 
 struct FrameMessage {
   nlohmann::json header;
-  std::vector<JpegBand> bands;
+  std::vector<JpegBand> bands;               // empty for a video frame
+  std::optional<std::string> video;          // a video stream's encoded frame (header "video")
   std::optional<std::string> depth, alpha;  // the zlib streams, as sent
   int image_width() const;   // eyes * width
   int image_height() const;

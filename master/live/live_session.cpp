@@ -9,6 +9,7 @@
 #include "master/live/depth_plane.h"
 #include "master/live/frame_message.h"
 #include "master/live/jpeg_bands.h"
+#include "master/live/live_figures.h"
 #include "master/live/zlib_stream.h"
 #include "master/session/mode_options.h"
 
@@ -17,53 +18,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr auto kStatusInterval = std::chrono::milliseconds(250);
-constexpr auto kRateWindow = std::chrono::seconds(2);     // fps, tiles/s, busy %
-constexpr auto kLatencyWindow = std::chrono::seconds(60); // the status's latency median and p95
-constexpr size_t kPoseMemory = 4096;                      // pose ids kept for `displayed`
 constexpr size_t kAuxMemory = 64;                         // frames whose depth and alpha costs the status's medians cover
 constexpr float kDepthNearMetres = 0.05f;                 // q = 65535 at 5 cm: closer than a headset lets the eye focus
-// A light estimate this close to the sun in force changes nothing worth a new render (AR pages
-// estimate the light every frame, with noise).
-constexpr float kSunDirectionTolerance = 0.9999f;  // cos of about 0.8 degrees
-constexpr float kSunIrradianceTolerance = 0.02f;   // relative
-
-double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, size_t(double(v.size()) * q))];
-}
 
 json vec3(const tpk::Vec3& v) { return {v.x(), v.y(), v.z()}; }
 json vec3(const wire::Vec3& v) { return {v.x(), v.y(), v.z()}; }
 json array_json(const std::array<float, 3>& v) { return {v[0], v[1], v[2]}; }
 json array_json(const std::array<float, 4>& v) { return {v[0], v[1], v[2], v[3]}; }
-
-wire::Vec3 wire_vec3(const std::array<float, 3>& v) {
-  wire::Vec3 out;
-  out.set_x(v[0]);
-  out.set_y(v[1]);
-  out.set_z(v[2]);
-  return out;
-}
-
-bool same_sun(const wire::SunOverride& a, const wire::SunOverride& b) {
-  auto unit = [](const wire::Vec3& v) {
-    const double n = std::sqrt(double(v.x()) * v.x() + double(v.y()) * v.y() + double(v.z()) * v.z());
-    return std::array<double, 3>{v.x() / n, v.y() / n, v.z() / n};
-  };
-  const auto da = unit(a.direction()), db = unit(b.direction());
-  if (da[0] * db[0] + da[1] * db[1] + da[2] * db[2] < kSunDirectionTolerance) return false;
-  const float ia[] = {a.irradiance().x(), a.irradiance().y(), a.irradiance().z()};
-  const float ib[] = {b.irradiance().x(), b.irradiance().y(), b.irradiance().z()};
-  for (int i = 0; i < 3; ++i)
-    if (std::fabs(ia[i] - ib[i]) > kSunIrradianceTolerance * std::max({ia[i], ib[i], 1e-3f})) return false;
-  return true;
-}
 
 json views_json(const RenderedEyes& eyes) {
   json views = json::array();
@@ -91,8 +52,6 @@ std::vector<uint8_t> alpha_plane(const ImageRgba8& image) {
   return alpha;
 }
 
-double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
-
 bool accumulates_here(const std::string& mode) { return mode == "raytrace" || mode == "vct"; }
 
 }  // namespace
@@ -103,6 +62,7 @@ LiveSession::LiveSession(LiveOptions options, const SceneFile& scene, const Sess
   if (options_.max_samples < 1 || options_.max_samples > 4096) throw Error("--max-samples must be in 1..4096");
   current_.stereo = current_.stereo || current_.ipd > 0;
   server_ = std::make_unique<HttpServer>(options_.server, *this);
+  stream_pool_ = std::make_unique<TaskPool>(2);  // two pages' encodes at once, each on the encoder's own threads
   refinement_for(current_);
 }
 
@@ -120,6 +80,12 @@ void LiveSession::stop(const std::string& reason) {
   }
   encode_ready_.notify_all();
   if (encoder_.joinable()) encoder_.join();
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, c] : connections_)
+      if (c.stream) c.stream->close();
+  }
+  stream_pool_.reset();  // the encodes under way finish first
   server_->stop(reason);
 }
 
@@ -148,6 +114,7 @@ void LiveSession::closed(uint64_t connection, const std::string& why) {
   if (it == connections_.end()) return;
   net::log_info("live: page " + it->second.peer + " left (" + why + ")");
   const std::string peer = it->second.peer;
+  if (it->second.stream) it->second.stream->close();
   connections_.erase(it);
   if (driver_ == connection) hand_over_driving(peer);
   update_depth();
@@ -170,7 +137,7 @@ void LiveSession::hand_over_driving(const std::string& former) {
     event("the driving page left");
     return;
   }
-  send_text(driver_, session_message(true).dump());
+  send_text(driver_, session_message(driver_).dump());
   net::log_info("live: the driving page " + former + " left; " + next->peer + " drives now");
   event("the driving page left; page " + next->peer + (next->client.empty() ? "" : " (" + next->client + ")") + " drives now");
 }
@@ -189,17 +156,27 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
     c.greeted_order = ++greetings_;
     if (hello->drive && driver_ == 0) driver_ = connection;
     update_depth();
-    send_text(connection, session_message(driver_ == connection).dump());
+    open_stream(connection, c, *hello);
+    send_text(connection, session_message(connection).dump());
     // The view as it is now, not an empty one until the pose moves.
+    if (c.stream) {
+      if (newest_shown_) c.stream->offer(newest_shown_);
+      return;
+    }
     const auto& newest = c.depth && newest_frame_depth_ ? newest_frame_depth_ : newest_frame_;
     if (newest) server_->send_frame(connection, newest_frame_id_, newest);
+    return;
+  }
+  if (const auto* key = std::get_if<KeyframeRequest>(&parsed)) {
+    net::log_info("live: page " + c.peer + " asks for a key frame" + (key->reason.empty() ? "" : ": " + key->reason));
+    if (c.stream) c.stream->keyframe_requested();
     return;
   }
   if (std::holds_alternative<TakeControl>(parsed)) {
     const uint64_t former = driver_;
     driver_ = connection;
-    if (former && former != connection) send_text(former, session_message(false).dump());
-    send_text(connection, session_message(true).dump());
+    if (former && former != connection) send_text(former, session_message(former).dump());
+    send_text(connection, session_message(connection).dump());
     event("page " + c.peer + " (" + c.client + ") took control");
     return;
   }
@@ -218,6 +195,7 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
     return;
   }
   if (const auto* shown = std::get_if<Displayed>(&parsed)) {
+    if (c.stream) c.stream->displayed(shown->frame, shown->received, shown->t);  // every page's own stream's acknowledgement
     if (connection != driver_) return;  // only the driver's clock is the poses' clock
     const auto t = pose_times_.find(shown->pose_id);
     const auto f = frames_.find(shown->frame);
@@ -238,7 +216,7 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
   if (const auto* refused = std::get_if<RefusedSettings>(&parsed)) {
     if (connection != driver_) throw ProtocolError(1008, "settings come from the driving page only");
     event("settings refused: " + refused->reason);
-    send_text(connection, session_message(true).dump());  // what is still in force
+    send_text(connection, session_message(connection).dump());  // what is still in force
     return;
   }
   if (std::holds_alternative<Place>(parsed) || std::holds_alternative<Light>(parsed) || std::holds_alternative<RefusedRequest>(parsed)) {
@@ -254,25 +232,6 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
     event(refused.type + " refused: " + refused.reason);
     return;
   }
-}
-
-void LiveSession::place(const Place& p) {
-  aux_.set_shadow_catcher_height(p.floor[1]);
-  frame_options_changed();
-}
-
-void LiveSession::light(const Light& l) {
-  if (!l.sun) {
-    if (!sun_) return;
-    sun_.reset();
-  } else {
-    wire::SunOverride sun;
-    *sun.mutable_direction() = wire_vec3(l.sun->direction);
-    *sun.mutable_irradiance() = wire_vec3(l.sun->irradiance);
-    if (sun_ && same_sun(*sun_, sun)) return;
-    sun_ = sun;
-  }
-  frame_options_changed();
 }
 
 // Depth is rendered while a connected page reprojects.
@@ -342,9 +301,12 @@ void LiveSession::apply_change(const SettingsChange& change) {
 
 void LiveSession::frame_done(uint64_t connection, uint64_t frame_id, bool sent) {
   std::lock_guard lock(mutex_);
-  if (sent) {
+  const auto c = connections_.find(connection);
+  if (c != connections_.end() && c->second.stream) {
+    const size_t bytes = c->second.stream->written(frame_id, sent);
+    if (sent) count_page_bytes(bytes);
+  } else if (sent) {
     const auto size = frame_sizes_.find(frame_id);
-    const auto c = connections_.find(connection);
     if (size != frame_sizes_.end() && c != connections_.end())
       count_page_bytes(c->second.depth && size->second.second ? size->second.second : size->second.first);
   }
@@ -438,19 +400,19 @@ void LiveSession::encode_loop() {
       const auto start = Clock::now();
       if (job.refinement == 0) {
         accumulator.reset();
-        base_ = std::move(job.image);  // added with the pose's first refinement, if one comes
+        base_ = std::make_shared<const ImageRgba8>(std::move(job.image));  // added with the pose's first refinement, if one comes
         base_pose_ = job.pose_id;
         return uint32_t(1);
       }
       if (job.pose_id != base_pose_) return accumulator.samples();  // its pose's first frame never came
       try {
-        if (!base_.empty()) accumulator.add(base_);
+        if (base_) accumulator.add(*base_);
         accumulator.add(job.image);
       } catch (const std::exception&) {  // the size changed under a held pose: start over
         accumulator.reset();
         accumulator.add(job.image);
       }
-      base_ = ImageRgba8();
+      base_.reset();
       accumulate_ms = ms_between(start, Clock::now());
       return accumulator.samples();
     };
@@ -460,7 +422,7 @@ void LiveSession::encode_loop() {
     const bool first_of_pose = !newest.accumulate || newest.refinement == 0;
     if (!newest.accumulate) {
       accumulator.reset();
-      base_ = ImageRgba8();
+      base_.reset();
       samples = std::max(1u, newest.path_samples);
       if (samples >= options_.max_path_samples) poses_.enough_samples(newest.pose_id);
     } else if (!first_of_pose) {
@@ -469,9 +431,16 @@ void LiveSession::encode_loop() {
     if (first_of_pose) accumulate_ms = 0;
     try {
       const auto start = Clock::now();
-      const ImageRgba8 resolved = first_of_pose ? ImageRgba8() : accumulator.resolve();
-      const ImageRgba8& shown = first_of_pose ? newest.image : resolved;
-      const std::vector<JpegBand> bands = encoder.encode(shown);  // RGB as it is: premultiplied when transparent
+      const auto shown_image = std::make_shared<const ImageRgba8>(first_of_pose ? std::move(newest.image) : accumulator.resolve());
+      const ImageRgba8& shown = *shown_image;
+      if (options_.stream.reference && newest.frame_id % options_.stream.reference->every == 0)
+        write_reference_frame(*options_.stream.reference, newest.frame_id, shown);  // before it is sent
+      const bool jpeg = [&] {
+        std::lock_guard lock(mutex_);
+        return jpeg_wanted();
+      }();
+      // RGB as it is: premultiplied when transparent. Only video pages: no JPEG.
+      const std::vector<JpegBand> bands = jpeg ? encoder.encode(shown) : std::vector<JpegBand>();
       const double encode_ms = ms_between(start, Clock::now());
       // Depth (the same primary rays in every refinement of a pose) and the shown image's alpha.
       const auto aux_start = Clock::now();
@@ -495,9 +464,20 @@ void LiveSession::encode_loop() {
       if (!depth.empty() || !alpha.empty()) newest.header["stages"]["aux"] = aux.ms;
       AuxSections sections;
       sections.alpha = newest.transparent ? &alpha : nullptr;
-      auto plain = std::make_shared<const std::string>(pack_frame_message(newest.header, bands, sections));
-      std::shared_ptr<const std::string> with_depth;
+      auto shown_frame = std::make_shared<ShownFrame>();
+      shown_frame->frame_id = newest.frame_id;
+      shown_frame->header = newest.header;
+      shown_frame->image = shown_image;
+      shown_frame->refinement = samples > 1;
       if (!depth.empty()) {
+        shown_frame->depth = std::make_shared<const std::string>(depth);
+        shown_frame->depth_near = newest.depth_near;
+        shown_frame->depth_scale = depth_scale;
+      }
+      if (newest.transparent) shown_frame->alpha = std::make_shared<const std::string>(alpha);
+      std::shared_ptr<const std::string> plain, with_depth;
+      if (jpeg) plain = std::make_shared<const std::string>(pack_frame_message(newest.header, bands, sections));
+      if (jpeg && !depth.empty()) {
         sections.depth = &depth;
         sections.depth_near = newest.depth_near;
         sections.depth_scale = depth_scale;
@@ -507,7 +487,7 @@ void LiveSession::encode_loop() {
         std::lock_guard lock(mutex_);
         if (auto f = frames_.find(newest.frame_id); f != frames_.end()) {
           f->second.samples = samples;
-          f->second.encode_ms = encode_ms;
+          if (jpeg) f->second.encode_ms = encode_ms;
           f->second.accumulate_ms = accumulate_ms;
           f->second.depth_bytes = aux.depth_bytes;
           f->second.alpha_bytes = aux.alpha_bytes;
@@ -517,18 +497,27 @@ void LiveSession::encode_loop() {
           recent_aux_.emplace_back(Clock::now(), aux);
           while (recent_aux_.size() > kAuxMemory) recent_aux_.pop_front();
         }
-        queued_at_[newest.frame_id] = Clock::now();
-        while (queued_at_.size() > kPoseMemory) queued_at_.erase(queued_at_.begin());
-        frame_sizes_[newest.frame_id] = {plain->size(), with_depth ? with_depth->size() : 0};
-        while (frame_sizes_.size() > kPoseMemory) frame_sizes_.erase(frame_sizes_.begin());
         ++frames_sent_;
         last_samples_ = samples;
-        newest_frame_id_ = newest.frame_id;
-        newest_frame_ = plain;
-        newest_frame_depth_ = with_depth;
-        send_frame_to_pages(newest.frame_id, plain, with_depth);
+        newest_shown_ = shown_frame;
+        if (jpeg) {
+          const auto d = connections_.find(driver_);
+          if (d == connections_.end() || !d->second.stream) queued_at_[newest.frame_id] = Clock::now();  // a video driver's: when encoded
+          while (queued_at_.size() > kPoseMemory) queued_at_.erase(queued_at_.begin());
+          frame_sizes_[newest.frame_id] = {plain->size(), with_depth ? with_depth->size() : 0};
+          while (frame_sizes_.size() > kPoseMemory) frame_sizes_.erase(frame_sizes_.begin());
+          newest_frame_id_ = newest.frame_id;
+          newest_frame_ = plain;
+          newest_frame_depth_ = with_depth;
+          send_frame_to_pages(newest.frame_id, plain, with_depth);
+        }
+        offer_to_streams(shown_frame);
       }
-      if (newest.accumulate && first_of_pose) accumulate(newest);  // keeps the image aside, no work
+      if (newest.accumulate && first_of_pose) {  // kept aside: it joins the mean with the pose's first refinement
+        accumulator.reset();
+        base_ = shown_image;
+        base_pose_ = newest.pose_id;
+      }
     } catch (const std::exception& e) {
       net::log_warning(std::string("live: frame ") + std::to_string(newest.frame_id) + " not sent: " + e.what());
     }
@@ -539,7 +528,7 @@ void LiveSession::encode_loop() {
 void LiveSession::send_frame_to_pages(uint64_t frame_id, const std::shared_ptr<const std::string>& plain,
                                       const std::shared_ptr<const std::string>& with_depth) {
   for (const auto& [id, c] : connections_)
-    if (c.greeted) server_->send_frame(id, frame_id, c.depth && with_depth ? with_depth : plain);
+    if (c.greeted && !c.stream) server_->send_frame(id, frame_id, c.depth && with_depth ? with_depth : plain);
 }
 
 void LiveSession::count_page_bytes(size_t bytes) {
@@ -591,65 +580,6 @@ void LiveSession::event(const std::string& text) {
   broadcast_text(json{{"type", "event"}, {"t", ms_between(started_, Clock::now())}, {"text", text}}.dump());
 }
 
-void LiveSession::tick() {
-  const auto now = Clock::now();
-  if (now < next_status_) return;
-  next_status_ = now + kStatusInterval;
-  while (!recent_load_.empty() && now - recent_load_.front().at > kRateWindow) recent_load_.pop_front();
-  const double window_s = std::chrono::duration<double>(kRateWindow).count();
-  json workers = json::array();
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    double tiles = 0, busy = 0;
-    for (const auto& load : recent_load_)
-      if (i < load.tiles_busy.size()) {
-        tiles += load.tiles_busy[i].first;
-        busy += load.tiles_busy[i].second;
-      }
-    workers.push_back({{"name", workers_[i].name},
-                       {"device", workers_[i].device},
-                       {"state", workers_[i].state},
-                       {"tiles_per_s", tiles / window_s},
-                       {"busy_pct", std::min(100.0, busy / (window_s * 10.0))},
-                       {"scene", scene_.name}});
-  }
-  std::lock_guard lock(mutex_);
-  while (!recent_frames_.empty() && now - recent_frames_.front() > kRateWindow) recent_frames_.pop_front();
-  while (!recent_latency_.empty() && now - recent_latency_.front().first > kLatencyWindow) recent_latency_.pop_front();
-  std::vector<double> latency;
-  for (const auto& [at, ms] : recent_latency_) latency.push_back(ms);
-  while (!recent_page_.empty() && now - recent_page_.front().at > kLatencyWindow) recent_page_.pop_front();
-  std::vector<double> network, decode, draw;
-  for (const auto& p : recent_page_) {
-    network.push_back(p.network);
-    decode.push_back(p.decode);
-    draw.push_back(p.draw);
-  }
-  std::vector<double> depth_bytes, alpha_bytes, aux_ms;
-  for (const auto& [at, cost] : recent_aux_) {
-    depth_bytes.push_back(double(cost.depth_bytes));
-    alpha_bytes.push_back(double(cost.alpha_bytes));
-    aux_ms.push_back(cost.ms);
-  }
-  double page_bytes = 0;
-  {
-    std::lock_guard bytes_lock(bytes_mutex_);
-    while (!page_bytes_.empty() && now - page_bytes_.front().first > kRateWindow) page_bytes_.pop_front();
-    for (const auto& [at, bytes] : page_bytes_) page_bytes += double(bytes);
-  }
-  broadcast_text(json{{"type", "status"},
-                               {"fps", double(recent_frames_.size()) / window_s},
-                               {"latency_ms", {{"median", percentile(latency, 0.5)}, {"p95", percentile(latency, 0.95)}}},
-                               {"page_ms",
-                                {{"network", percentile(network, 0.5)}, {"decode", percentile(decode, 0.5)}, {"draw", percentile(draw, 0.5)}}},
-                               {"frames", frames_sent_},
-                               {"samples", last_samples_},
-                               {"pages", connections_.size()},
-                               {"page_mbit_s", page_bytes * 8 / 1e6 / window_s},
-                               {"aux", {{"depth_bytes", median(depth_bytes)}, {"alpha_bytes", median(alpha_bytes)}, {"ms", median(aux_ms)}}},
-                               {"workers", workers}}
-                              .dump());
-}
-
 std::optional<SessionOptions> LiveSession::take_options() {
   std::lock_guard lock(mutex_);
   if (!pending_) return std::nullopt;
@@ -678,7 +608,7 @@ void LiveSession::settings_rejected(const std::string& why) {
 
 void LiveSession::send_session_messages() {
   for (const auto& [id, c] : connections_)
-    if (c.greeted) send_text(id, session_message(id == driver_).dump());
+    if (c.greeted) send_text(id, session_message(id).dump());
 }
 
 json LiveSession::settings_json(const SessionOptions& o) const {
@@ -689,11 +619,12 @@ json LiveSession::settings_json(const SessionOptions& o) const {
           {"schedule", o.policy.schedule == Schedule::static_split ? "static" : "dynamic"}};
 }
 
-json LiveSession::session_message(bool drives) const {
+json LiveSession::session_message(uint64_t connection) const {
+  const bool drives = connection == driver_;
   const auto& m = scene_.manifest;
   const auto& c = m.camera();
   const float fov = current_.fov ? *current_.fov : c.vertical_fov_degrees();
-  return {{"type", "session"},
+  json message = {{"type", "session"},
           {"role", drives ? "drive" : "watch"},
           {"scene",
            {{"name", scene_.name},
@@ -709,6 +640,8 @@ json LiveSession::session_message(bool drives) const {
           {"depth", aux_.depth()},
           {"shadow_catcher", aux_.has_shadow_catcher_height() ? json(aux_.shadow_catcher_height()) : json(nullptr)},
           {"sun", sun_ ? json{{"direction", vec3(sun_->direction())}, {"irradiance", vec3(sun_->irradiance())}} : json(nullptr)}};
+  message.update(stream_session(connections_.at(connection)));  // "codec" and "stream"
+  return message;
 }
 
 void LiveSession::finish_records(std::vector<FrameRecord>& records) {

@@ -19,6 +19,8 @@
 #include "master/live/client_messages.h"
 #include "master/live/http_server.h"
 #include "master/live/live_pose_source.h"
+#include "master/live/page_stream.h"
+#include "master/live/stream_options.h"
 #include "master/session/session_observer.h"
 
 namespace tessera::master::live {
@@ -29,6 +31,7 @@ struct LiveOptions {
   unsigned jpeg_threads = 0;        // JPEG bands encoded at once (0: one per hardware thread; 1: one JPEG a frame)
   uint32_t max_samples = 16;        // raytrace, vct: jittered samples per held pose
   uint32_t max_path_samples = 256;  // pathtrace: accumulated samples per pixel per held pose
+  StreamOptions stream;             // video streams: --codec, --stream-bitrate, --reference-frames
 };
 
 class LiveSession final : public SessionObserver, public ConnectionHandler {
@@ -59,6 +62,7 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
     bool depth = false;        // reprojects: its frames carry the depth section
     uint64_t greeted_order = 0;
     std::string client, peer;
+    std::shared_ptr<PageStream> stream;  // a video stream (none: JPEG)
   };
   struct EncodeJob {
     uint64_t frame_id = 0, pose_id = 0;
@@ -102,10 +106,18 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   void broadcast_text(std::string message);
   void book_page_times(const Displayed& shown, LiveFrameStats& frame);  // mutex_ held
   void refinement_for(const SessionOptions& options);
-  nlohmann::json session_message(bool drives) const;      // mutex_ held
+  nlohmann::json session_message(uint64_t connection) const;  // mutex_ held
   nlohmann::json settings_json(const SessionOptions& options) const;
   void event(const std::string& text);
   void send_session_messages();                            // mutex_ held
+  // Video streams (live_session_streams.cpp).
+  void open_stream(uint64_t connection, Connection& c, const Hello& hello);  // mutex_ held: the page's codec
+  void stream_frame_sent(uint64_t connection, uint64_t frame_id, std::shared_ptr<const std::string> message,
+                         const EncodedFrameInfo& info);  // a stream's encoded frame to its page (the pool's thread)
+  void offer_to_streams(const std::shared_ptr<const ShownFrame>& shown);  // mutex_ held
+  bool jpeg_wanted() const;                                  // mutex_ held: a page (or none yet) gets JPEG
+  nlohmann::json stream_status() const;                      // mutex_ held: the driver's stream
+  nlohmann::json stream_session(const Connection& c) const;  // the session message's codec and stream
 
   LiveOptions options_;
   const SceneFile& scene_;
@@ -147,10 +159,13 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   std::deque<WorkerLoad> recent_load_;
   Clock::time_point next_status_ = Clock::now();
 
+  std::shared_ptr<const ShownFrame> newest_shown_;  // for a video page that comes later
+  std::unique_ptr<TaskPool> stream_pool_;            // the pages' video encodes
+
   std::mutex encode_mutex_;
   std::condition_variable encode_ready_;
   std::deque<EncodeJob> encode_queue_;
-  ImageRgba8 base_;          // encoder thread: the held pose's first frame, not yet in the mean
+  std::shared_ptr<const ImageRgba8> base_;  // encoder thread: the held pose's first frame, not yet in the mean
   uint64_t base_pose_ = 0;
   bool encode_stop_ = false;
   std::thread encoder_;

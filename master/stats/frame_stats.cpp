@@ -174,7 +174,8 @@ namespace {
 
 // "live_": the master's live stages, apart from the cluster stages of the same names before them
 const char* kLiveColumns = "pose_id,samples,fresh,live_pose_wait_ms,live_render_ms,live_wire_ms,live_composite_ms,accumulate_ms,"
-                           "live_encode_ms,send_ms,page_latency_ms,page_network_ms,page_decode_ms,page_draw_ms,depth_bytes,alpha_bytes,aux_ms";
+                           "live_encode_ms,send_ms,page_latency_ms,page_network_ms,page_decode_ms,page_draw_ms,depth_bytes,alpha_bytes,aux_ms,"
+                           "codec,video_bytes,key_frame,bitrate_mbit,scale";
 
 nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
@@ -189,12 +190,17 @@ nlohmann::json live_json(const LiveFrameStats& l) {
           {"page_draw_ms", optional_json(l.page_draw_ms)},
           {"depth_bytes", l.depth_bytes},
           {"alpha_bytes", l.alpha_bytes},
-          {"aux_ms", l.aux_ms}};
+          {"aux_ms", l.aux_ms},
+          {"codec", l.codec},
+          {"video_bytes", l.video_bytes},
+          {"key_frame", l.key_frame},
+          {"bitrate_mbit", l.bitrate_mbit},
+          {"scale", l.scale}};
 }
 
 void live_csv(std::ostream& csv, const std::optional<LiveFrameStats>& live) {
   if (!live) {
-    csv << ",,,,,,,,,,,,,,,,,";
+    csv << ",,,,,,,,,,,,,,,,,,,,,,";
     return;
   }
   const auto& l = *live;
@@ -204,7 +210,8 @@ void live_csv(std::ostream& csv, const std::optional<LiveFrameStats>& live) {
     if (v != &l.page_latency_ms) csv << ',';
     if (*v) csv << **v;
   }
-  csv << ',' << l.depth_bytes << ',' << l.alpha_bytes << ',' << l.aux_ms;
+  csv << ',' << l.depth_bytes << ',' << l.alpha_bytes << ',' << l.aux_ms << ',' << l.codec << ',' << l.video_bytes << ','
+      << (l.key_frame ? 1 : 0) << ',' << l.bitrate_mbit << ',' << l.scale;
 }
 
 }  // namespace

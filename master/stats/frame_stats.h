@@ -49,6 +49,12 @@ struct LiveFrameStats {
   // The frame's depth and alpha sections (zlib; 0: none) and the time compressing both took.
   uint64_t depth_bytes = 0, alpha_bytes = 0;
   double aux_ms = 0;
+  // The driving page's stream: "jpeg" or its video codec; a video frame's bytes (sections not
+  // counted), whether it was a key frame, the rate it was encoded at and its resolution scale.
+  std::string codec = "jpeg";
+  uint64_t video_bytes = 0;
+  bool key_frame = false;
+  double bitrate_mbit = 0, scale = 1;
   std::optional<double> page_latency_ms;  // the page's pose sent -> frame displayed
   // The driving page's own report of the frame: send written -> page received (network, socket and
   // page queues; the `displayed` report's way back included), received -> decoded, decoded -> drawn.
