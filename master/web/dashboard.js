@@ -104,9 +104,14 @@ export class Dashboard {
     }
     this.pageLink.textContent = parts.join('; ');
     const stream = status.stream;
-    this.masterStream = stream ? `driving page's stream (master): ${stream.codec}, ${formatNumber(stream.mbit_s)} Mbit/s` +
-      `${stream.codec === 'jpeg' ? '' : ` of ${formatNumber(stream.bitrate_mbit)} target`}, encode ${formatNumber(stream.encode_ms)} ms, ` +
-      `scale ${formatScale(stream.scale)}, ${stream.key_frames ?? 0} key frames` : '';
+    // The master's figures are of video streams; of a JPEG stream it names the codec only.
+    if (!stream) this.masterStream = '';
+    else if (stream.codec === 'jpeg') this.masterStream = "driving page's stream (master): jpeg";
+    else {
+      this.masterStream = `driving page's stream (master): ${stream.codec}, ${formatNumber(stream.mbit_s)} Mbit/s of ` +
+        `${formatNumber(stream.bitrate_mbit)} target, encode ${formatNumber(stream.encode_ms)} ms, scale ${formatScale(stream.scale)}, ` +
+        `${stream.key_frames ?? 0} key frames`;
+    }
   }
 
   // This page's stream (StreamStats.summary()) and the master's figures for the driving page's;

@@ -139,14 +139,15 @@ class LiveCluster:
         for worker in self.workers:
             worker.resume()
 
-    def start_master(self, *extra, size='160x120', tile=40, serve='127.0.0.1:0', guard_band=0):
+    def start_master(self, *extra, size='160x120', tile=40, serve='127.0.0.1:0', guard_band=0, codec='jpeg'):
         """Starts tessera-master --serve and returns the URL it prints (with the token). The guard band is
-        off unless asked for: it renders frames larger than the size asked for."""
+        off unless asked for: it renders frames larger than the size asked for. The pages' frames are JPEG
+        unless `codec` says otherwise (auto, h264, vp9, av1)."""
         tpk = self.pack_cornell()
         env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / 'config'))
         args = [str(self.build / 'master/tessera-master'), '--workers', ','.join(w.address for w in self.workers),
                 '--secret-file', str(self.secret), '--scene', str(tpk), '--serve', serve,
-                '--size', size, '--tile', str(tile), '--guard-band', str(guard_band), *extra]
+                '--size', size, '--tile', str(tile), '--guard-band', str(guard_band), '--codec', codec, *extra]
         self.master = Process(args, self.dir / 'master.log', env=env, capture_stdout=True)
         stdout = self.master.proc.stdout
         deadline = time.time() + 60
