@@ -462,7 +462,13 @@ def master_codec(c, codec, floor_db=32.0):
 
 
 def case_codec_h264(c, args):
+    """master_codec for H.264; and a watching page acknowledges each video frame it draws too (its
+    own stream's rate control)."""
     master_codec(c, 'h264')
+    c.driver.get(c.url + '&watch')  # the same tab (it holds the socket recorder), the driver gone
+    c.wait_for('the watcher drawing a video frame', lambda: c.socket_log('frames') and 'video' in c.socket_log('frames')[0]
+               and sent(c, 'displayed'), timeout=20)
+    assert last_session(c)['role'] == 'watch', last_session(c)
 
 
 def case_codec_vp9(c, args):
