@@ -5,6 +5,8 @@ import { Dashboard } from './dashboard.js';
 import { FlyCamera } from './fly_camera.js';
 import { LiveConnection, inflate, socketUrl } from './protocol.js';
 import { Reprojector, carryEye, withoutGuardBand } from './reproject.js';
+import { StreamStats } from './stream_stats.js';
+import { VideoStream, decodableCodecs } from './video_stream.js';
 import { XrDriver, offeredModes } from './xr.js';
 
 const $ = (id) => document.getElementById(id);
@@ -23,7 +25,7 @@ const latencies = [];              // page-measured pose -> photon of the last m
 let session = null;                // latest session message
 let needPose = false;              // send the camera's pose on the next display frame even if unchanged
 let newestDecoded = 0;             // frame number of the newest frame decoded (older ones are dropped)
-let pending = null;                // decoded frame waiting for the next display frame: { header, bands: [{ y, bitmap }], ... }
+let pending = null;                // decoded frame waiting for the next display frame: { header, bands: [{ y, bitmap }], video, ... }
 let lastFrame = null;              // header and size of the frame on screen, for the overlay
 let gaze = null;                   // cursor position over the image, [0,1]^2 of one eye
 let lastMeasuredPose = 0;          // pose whose first frame gave the latest latency figure
@@ -36,6 +38,7 @@ let backgroundAfterReconnect = false;
 const reprojectBox = $('reproject');
 reprojectBox.checked = params.get('reproject') !== '0';
 const flatReprojector = makeFlatReprojector();
+const streamStats = new StreamStats();
 
 const latencyChart = new TimeChart($('latency-chart'),
   [{ name: 'page', color: '#4fc3f7' }, { name: 'master median', color: '#ffb74d' }], ' ms');
@@ -85,6 +88,7 @@ const connection = new LiveConnection(socketUrl(window.location),
   matchMedia('(pointer: coarse)').matches ? 'phone' : 'desktop', {
     onOpen: () => {
       newestDecoded = 0;  // a restarted master counts frames from the start again
+      videoStream.discard();  // a new connection's stream starts at a key frame
       setBadge('connection', 'connected', 'ok');
       dashboard.showQrCode(params.get('token') || '');
       if (xr.active) connection.takeControl();  // back after a drop: the headset drives again
@@ -183,9 +187,14 @@ function sendPose(position, orientation, extra) {
 }
 
 // A frame's bands decode in parallel (one createImageBitmap each) and are drawn at their rows; its depth
-// and alpha sections inflate beside them.
+// and alpha sections inflate beside them. A video frame goes to the decoder instead.
 async function onFrame(header, bands, received, sections) {
   newestFramePose = Math.max(newestFramePose, header.pose_id);
+  streamStats.received(received, sections.messageBytes, header);
+  if (sections.video) {
+    onVideoFrame(header, received, sections);
+    return;
+  }
   let bitmaps, depth, alpha;
   try {
     [bitmaps, depth, alpha] = await Promise.all([Promise.all(bands.map((band) => createImageBitmap(band.jpeg))),
@@ -195,10 +204,46 @@ async function onFrame(header, bands, received, sections) {
     return;
   }
   const decoded = performance.now();
-  const frame = { header, received, decoded, width: bitmaps[0].width, height: header.height, depth, alpha,
-    bands: bands.map((band, i) => ({ y: band.y, bitmap: bitmaps[i] })) };
+  streamStats.decoded(decoded - received);
+  showDecoded({ header, received, decoded, width: bitmaps[0].width, height: header.height, depth, alpha,
+    bands: bands.map((band, i) => ({ y: band.y, bitmap: bitmaps[i] })), video: null });
+}
+
+// Video: every frame goes to the decoder in order (a delta frame needs the ones before it); the depth and
+// alpha sections inflate meanwhile. Pictures come back through onPicture below.
+function onVideoFrame(header, received, sections) {
+  const inflated = Promise.all([sections.depth ? inflate(sections.depth) : null, sections.alpha ? inflate(sections.alpha) : null]);
+  inflated.catch(() => {});  // reported when its picture comes; a dropped frame's failure does not matter
+  videoStream.push(header.video, sections.video, { header, received, inflated });
+}
+
+const videoStream = new VideoStream({
+  onPicture: async (picture, { header, received, inflated }) => {
+    let depth, alpha;
+    try {
+      [depth, alpha] = await inflated;
+    } catch (error) {
+      picture.close();
+      dashboard.addEvent(`frame ${header.frame}: undecodable depth or alpha (${error.message})`, 'error');
+      return;
+    }
+    const decoded = performance.now();
+    streamStats.decoded(decoded - received);
+    // The picture is the coded size (smaller while the master lowers the resolution): drawn stretched
+    // over the whole image.
+    showDecoded({ header, received, decoded, width: (header.eyes || 1) * header.width, height: header.height, depth, alpha,
+      bands: [], video: picture });
+  },
+  onKeyframeNeeded: (reason) => {
+    if (connection.sendKeyframeRequest(reason)) dashboard.addEvent(`asked the master for a key frame: ${reason}`, 'local');
+  },
+});
+
+// A decoded frame (JPEG bands or a video picture): the newest waits for the next display frame.
+async function showDecoded(frame) {
+  const header = frame.header;
   if (header.frame < newestDecoded) {  // a later frame decoded first
-    closeBands(frame);
+    closePicture(frame);
     return;
   }
   newestDecoded = header.frame;
@@ -210,19 +255,22 @@ async function onFrame(header, bands, received, sections) {
   if (xr.active) {
     // The layer's frame is the one that counts as displayed; the page's canvas mirrors it.
     const mirror = await Promise.all(frame.bands.map(async (band) => ({ y: band.y, bitmap: await createImageBitmap(band.bitmap) })));
+    const mirrorVideo = frame.video ? frame.video.clone() : null;
     xr.showFrame(frame, (t) => frameShown(frame, t));
-    replacePending({ ...frame, bands: mirror, mirror: true });
+    replacePending({ ...frame, bands: mirror, video: mirrorVideo, mirror: true });
     return;
   }
   replacePending(frame);
 }
 
-function closeBands(frame) {
+// Frees what a decoded frame holds (bitmaps, the decoder's picture) once drawn or passed over.
+function closePicture(frame) {
   for (const band of frame.bands) band.bitmap.close();
+  frame.video?.close();
 }
 
 function replacePending(frame) {
-  if (pending) closeBands(pending);
+  if (pending) closePicture(pending);
   pending = frame;
 }
 
@@ -234,11 +282,15 @@ function drawPending() {
     frameCanvas.width = frame.width;
     frameCanvas.height = frame.height;
   }
+  const start = performance.now();
   const context = frameCanvas.getContext('2d');
+  if (frame.video) context.drawImage(frame.video, 0, 0, frame.width, frame.height);
   for (const band of frame.bands) context.drawImage(band.bitmap, 0, band.y);
   uploadFlat(frame);
-  closeBands(frame);
-  if (!frame.mirror) frameShown(frame, performance.now());
+  closePicture(frame);
+  const end = performance.now();
+  streamStats.drawn(end - start);
+  if (!frame.mirror) frameShown(frame, end);
 }
 
 // ---- the flat view's reprojection: a WebGL canvas over the frame canvas shows the newest frame as the
@@ -270,7 +322,7 @@ function uploadFlat(frame) {
   const eyes = header.eyes || 1;
   const width = header.width || frame.width / eyes;
   const views = sourceViews(header, width);
-  flatReprojector.upload({ eyes, width, height: frame.height, bands: frame.bands, views, depth: frame.depth,
+  flatReprojector.upload({ eyes, width, height: frame.height, bands: frame.bands, video: frame.video, views, depth: frame.depth,
     near: header.depth?.near, depthPlane: header.depth, alpha: null });
   const viewer = { position: header.position ?? [...camera.position], orientation: header.orientation ?? [...camera.orientation] };
   // The eyes as the page asked for them: the guard band is there for reprojection, not for showing.
@@ -301,7 +353,8 @@ reprojectedCanvas.hidden = !flatReprojector;
 // Bookkeeping once a frame is on screen: `displayed` to the master, the HUD, charts and overlay.
 function frameShown({ header, width, height, received, decoded }, t) {
   const sentAt = poseTimes.get(header.pose_id);
-  if (driving()) connection.sendDisplayed(header.frame, header.pose_id, t, received, decoded);
+  // A video stream's every frame is also the master's rate control's acknowledgement, a watcher's too.
+  if (driving() || header.video) connection.sendDisplayed(header.frame, header.pose_id, t, received, decoded);
   drawTimes.push(t);
   while (drawTimes.length && drawTimes[0] < t - 1000) drawTimes.shift();
   const fps = drawTimes.length;
@@ -337,6 +390,13 @@ function showStages(stages) {
     .filter(([key]) => Number.isFinite(stages[key]))
     .map(([key, name]) => `${name} ${stages[key].toFixed(1)}`);
   $('stages').textContent = parts.length ? `master, ms: ${parts.join(' · ')}` : '';
+}
+
+// The stream's codec and rate on the HUD (and in the headset's panel), the details on the dashboard.
+function showStream(now) {
+  const summary = streamStats.summary(now);
+  $('hud-stream').textContent = summary.codec === '-' ? '-' : `${summary.codec} ${summary.mbitPerS.toFixed(1)} Mbit/s`;
+  dashboard.showStream(summary, videoStream.counts.keyRequests);
 }
 
 // ---- input: keys, mouse, touch, on-screen pad ----
@@ -476,7 +536,8 @@ function panelLines(now) {
     lines.push({ text: `connected, ${session?.role === 'drive' ? 'driving' : 'watching'}`, kind: 'ok' });
   }
   lines.push({ text: `pose → predicted display ${$('hud-latency').textContent}`, kind: 'ok' });
-  lines.push({ text: `cluster ${Number.isFinite(lastStatus?.fps) ? lastStatus.fps.toFixed(1) : '-'} fps, shown ${$('hud-fps').textContent} fps`, kind: 'ok' });
+  lines.push({ text: `cluster ${Number.isFinite(lastStatus?.fps) ? lastStatus.fps.toFixed(1) : '-'} fps, shown ${$('hud-fps').textContent} fps, ` +
+    `stream ${$('hud-stream').textContent}`, kind: 'ok' });
   if (connection.connected && lastPoseSent.id > newestFramePose && now - lastPoseSent.t > STALLED_MS) {
     lines.push({ text: `frames stalled ${((now - lastPoseSent.t) / 1000).toFixed(1)} s`, kind: 'warn' });
   }
@@ -516,12 +577,18 @@ function displayFrame(now) {
     $('hud-fps').textContent = String(drawTimes.length);
     latencyChart.draw(now);
     fpsChart.draw(now);
+    showStream(now);
   }
   requestAnimationFrame(displayFrame);
 }
 
 // For the console and the browser tests: the parts that draw.
-window.tessera = { xr, flatReprojector, camera };
+window.tessera = { xr, flatReprojector, camera, videoStream, streamStats };
 
-connection.open();
+// `?codec=jpeg` asks for JPEG frames, `?codec=h264` (vp9, av1) offers only that codec; the master picks
+// among the codecs offered (PROTOCOL.md "Video streams").
+decodableCodecs(params.get('codec')).then((codecs) => {
+  connection.decoders = codecs;
+  connection.open();
+});
 requestAnimationFrame(displayFrame);

@@ -19,6 +19,8 @@ export class Dashboard {
     this.legend = document.getElementById('legend');
     this.masterStatus = document.getElementById('master-status');
     this.pageLink = document.getElementById('page-link');
+    this.streamStatus = document.getElementById('stream-status');
+    this.masterStream = '';   // the driving page's stream as the master reports it
     this.workerNames = [];
     this.form.addEventListener('submit', (event) => event.preventDefault());
     this.form.addEventListener('change', (event) => {
@@ -101,6 +103,26 @@ export class Dashboard {
       parts.push(`${sections.join(', ')} a frame, compressed in ${formatNumber(aux.ms)} ms`);
     }
     this.pageLink.textContent = parts.join('; ');
+    const stream = status.stream;
+    // The master's figures are of video streams; of a JPEG stream it names the codec only.
+    if (!stream) this.masterStream = '';
+    else if (stream.codec === 'jpeg') this.masterStream = "driving page's stream (master): jpeg";
+    else {
+      this.masterStream = `driving page's stream (master): ${stream.codec}, ${formatNumber(stream.mbit_s)} Mbit/s of ` +
+        `${formatNumber(stream.bitrate_mbit)} target, encode ${formatNumber(stream.encode_ms)} ms, scale ${formatScale(stream.scale)}, ` +
+        `${stream.key_frames ?? 0} key frames`;
+    }
+  }
+
+  // This page's stream (StreamStats.summary()) and the master's figures for the driving page's;
+  // `keyRequests`: key frames this page asked for.
+  showStream(summary, keyRequests) {
+    const target = Number.isFinite(summary.targetMbit) ? ` of ${formatNumber(summary.targetMbit)} target` : '';
+    const own = `this page's stream: ${summary.codec}, ${formatNumber(summary.mbitPerS)} Mbit/s${target}, ` +
+      `encode ${formatNumber(summary.encodeMs)} ms, decode ${formatNumber(summary.decodeMs)} ms, ` +
+      `draw ${formatNumber(summary.drawMs)} ms, scale ${formatScale(summary.scale)}` +
+      (keyRequests ? `, ${keyRequests} key frames asked for` : '');
+    this.streamStatus.textContent = [own, this.masterStream].filter(Boolean).join('; ');
   }
 
   // The master's QR code of this page's address, for a headset's camera; hidden where it serves none.
@@ -188,6 +210,10 @@ export class Dashboard {
 function formatBytes(value) {
   if (!Number.isFinite(value)) return '-';
   return value >= 1e6 ? `${(value / 1e6).toFixed(2)} MB` : value >= 1e3 ? `${(value / 1e3).toFixed(1)} kB` : `${value} B`;
+}
+
+function formatScale(value) {
+  return Number.isFinite(value) ? String(Math.round(value * 100) / 100) : '-';
 }
 
 function formatNumber(value) {

@@ -1,10 +1,12 @@
 // The page's side of the live session protocol (master/web/PROTOCOL.md): one WebSocket to /ws with the
 // page's access token, JSON text messages both ways, binary messages from the master holding one frame
-// (4-byte little-endian header length, JSON header, then the frame's JPEG bands one after another).
+// (4-byte little-endian header length, JSON header, then the frame's JPEG bands one after another, or
+// one encoded video frame).
 
 // Splits a binary frame message into its header object, its bands [{ y, height, jpeg: Blob }] top to
-// bottom, and the compressed depth and alpha sections that follow them (Uint8Array, or null where the
-// header names none); throws on a malformed one. A header without `bands` (format 1) carries one JPEG.
+// bottom (none for a video frame), its encoded video frame (Uint8Array, or null for JPEG), and the
+// compressed depth and alpha sections that follow them (Uint8Array, or null where the header names
+// none); throws on a malformed one. A header without `bands` (format 1) carries one JPEG.
 export function parseFrameMessage(buffer) {
   if (buffer.byteLength < 4) throw new Error(`frame message of ${buffer.byteLength} bytes`);
   const headerLength = new DataView(buffer).getUint32(0, true);
@@ -14,6 +16,7 @@ export function parseFrameMessage(buffer) {
   const sections = ['depth', 'alpha'].map((name) => header[name]?.bytes ?? 0);
   if (!sections.every((bytes) => Number.isInteger(bytes) && bytes >= 0)) throw new Error('bad depth or alpha section size');
   const auxBytes = sections[0] + sections[1];
+  if (header.video) return parseVideoFrame(buffer, header, 4 + headerLength, sections);
   const table = header.bands ?? [{ y: 0, height: header.height, bytes: buffer.byteLength - 4 - headerLength - auxBytes }];
   if (!Array.isArray(table) || table.length === 0) throw new Error('frame without bands');
   let at = 4 + headerLength, row = 0;
@@ -31,7 +34,24 @@ export function parseFrameMessage(buffer) {
     at += bytes;
     return section;
   });
-  return { header, bands, depth, alpha };
+  return { header, bands, video: null, depth, alpha };
+}
+
+// A video frame message: the encoded frame's `video.bytes` bytes right after the header, then the depth
+// and alpha sections as after JPEG bands.
+function parseVideoFrame(buffer, header, at, sectionBytes) {
+  const bytes = header.video.bytes;
+  if (!Number.isInteger(bytes) || bytes <= 0) throw new Error('bad video frame size');
+  if (at + bytes + sectionBytes[0] + sectionBytes[1] !== buffer.byteLength) throw new Error('video frame sections do not add up to the frame');
+  const video = new Uint8Array(buffer, at, bytes);
+  at += bytes;
+  const [depth, alpha] = sectionBytes.map((n) => {
+    if (n === 0) return null;
+    const section = new Uint8Array(buffer, at, n);
+    at += n;
+    return section;
+  });
+  return { header, bands: [], video, depth, alpha };
 }
 
 // The bytes of a zlib stream (the frame's depth and alpha sections).
@@ -49,9 +69,11 @@ export function socketUrl(location) {
 
 // One live connection to the master. Reconnects after a drop (the master may restart); callbacks:
 //   onOpen(), onClose(code, reason), onMessage(object) for text messages,
-//   onFrame(header, bands, receivedAt, { depth, alpha }) (receivedAt: performance.now() when the message
-//   came; depth and alpha: the compressed sections or null).
-// `wantsDepth`: the page reprojects, so the master sends every frame's depth.
+//   onFrame(header, bands, receivedAt, { video, depth, alpha, messageBytes }) (receivedAt: performance.now()
+//   when the message came; video: the encoded video frame or null; depth and alpha: the compressed
+//   sections or null; messageBytes: the whole message's size).
+// `wantsDepth`: the page reprojects, so the master sends every frame's depth. `decoders`: the video
+// codecs this page decodes (hello's `decoders`; set before open()).
 export class LiveConnection {
   constructor(url, client, callbacks) {
     this.url = url;
@@ -59,6 +81,7 @@ export class LiveConnection {
     this.callbacks = callbacks;
     this.want = 'drive';
     this.wantsDepth = false;
+    this.decoders = [];
     this.socket = null;
     this.nextPoseId = 1;
     this.retryMs = 1000;
@@ -71,7 +94,8 @@ export class LiveConnection {
     this.socket = socket;
     socket.onopen = () => {
       this.retryMs = 1000;
-      this.send({ type: 'hello', want: this.want, client: this.client, ...(this.wantsDepth ? { depth: true } : {}) });
+      this.send({ type: 'hello', want: this.want, client: this.client, decoders: this.decoders,
+        ...(this.wantsDepth ? { depth: true } : {}) });
       this.callbacks.onOpen?.();
     };
     socket.onmessage = (event) => this.dispatch(event.data);
@@ -106,8 +130,8 @@ export class LiveConnection {
       if (typeof data === 'string') {
         this.callbacks.onMessage?.(JSON.parse(data));
       } else {
-        const { header, bands, depth, alpha } = parseFrameMessage(data);
-        this.callbacks.onFrame?.(header, bands, receivedAt, { depth, alpha });
+        const { header, bands, video, depth, alpha } = parseFrameMessage(data);
+        this.callbacks.onFrame?.(header, bands, receivedAt, { video, depth, alpha, messageBytes: data.byteLength });
       }
     } catch (error) {
       this.callbacks.onError?.(error);
@@ -138,6 +162,11 @@ export class LiveConnection {
   // when its bands were decoded (all performance.now()).
   sendDisplayed(frame, poseId, t, received, decoded) {
     this.send({ type: 'displayed', frame, pose_id: poseId, received, decoded, t });
+  }
+
+  // The page cannot go on decoding its video stream: the master's next frame to it is a key frame.
+  sendKeyframeRequest(reason) {
+    return this.send({ type: 'keyframe', reason: reason.slice(0, 200) });
   }
 
   sendSettings(settings) {

@@ -196,15 +196,19 @@ export class Reprojector {
     return this.frame !== null;
   }
 
-  // A decoded frame: `bands` [{ y, bitmap }] of the eyes side by side (eyes * width x height),
+  // A decoded frame: `bands` [{ y, bitmap }] of the eyes side by side (eyes * width x height), or
+  // `video` a decoded picture (VideoFrame) of them, which may be smaller (stretched over the image),
   // `views` the eyes it was rendered from ({ position, orientation, frustum } each), `depth` the raw
   // little-endian uint16 inverse depths (or null) with `near`, in a plane of `depthPlane` { width, height,
   // scale } per eye (the header's depth; absent: the image's size), `alpha` the uint8 alphas (or null).
-  upload({ eyes, width, height, bands, views, depth, near, depthPlane, alpha }) {
+  upload({ eyes, width, height, bands, video = null, views, depth, near, depthPlane, alpha }) {
     const gl = this.gl;
     const total = eyes * width;
     gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
-    this.storeTexture(this.colour, 'colour', gl.RGBA, total, height, null);
+    // The colour texture holds the picture at its own size; texture coordinates span the whole image.
+    const textureWidth = video ? video.displayWidth : total, textureHeight = video ? video.displayHeight : height;
+    this.storeTexture(this.colour, 'colour', gl.RGBA, textureWidth, textureHeight, null);
+    if (video) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, gl.RGBA, gl.UNSIGNED_BYTE, video);
     for (const band of bands) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, band.y, gl.RGBA, gl.UNSIGNED_BYTE, band.bitmap);
     const scale = depthPlane?.scale || 1;
     const depthWidth = depthPlane?.width || width, depthHeight = depthPlane?.height || height;
@@ -213,6 +217,7 @@ export class Reprojector {
     const hasAlpha = alpha && alpha.length === total * height;
     if (hasAlpha) this.storeTexture(this.alpha, 'alpha', gl.LUMINANCE, total, height, alpha);
     this.frame = { eyes, width, height, views, near: near || 0, hasDepth: !!hasDepth, hasAlpha: !!hasAlpha,
+      textureEyeWidth: textureWidth / eyes, textureHeight,
       depthEyeWidth: (width / scale) / (eyes * depthWidth), depthEyeHeight: (height / scale) / depthHeight,
       seedQ: hasDepth ? nearestInverseDepth(depth) : 0 };
   }
@@ -249,10 +254,10 @@ export class Reprojector {
     gl.uniform3fv(u.origin, rotate(inverse, subtract(pose.position, sourceEye.position)));
     gl.uniform4fv(u.target, current.frustum);
     gl.uniform4fv(u.source, sourceEye.frustum);
-    const total = frame.eyes * frame.width;
+    const eyeTexels = frame.textureEyeWidth, total = frame.eyes * eyeTexels;
     gl.uniform4f(u.eyeTexels, textureEye / frame.eyes, (textureEye + 1) / frame.eyes,
-      (textureEye * frame.width + 0.5) / total, ((textureEye + 1) * frame.width - 0.5) / total);
-    gl.uniform2f(u.vRange, 0.5 / frame.height, 1 - 0.5 / frame.height);
+      (textureEye * eyeTexels + 0.5) / total, ((textureEye + 1) * eyeTexels - 0.5) / total);
+    gl.uniform2f(u.vRange, 0.5 / frame.textureHeight, 1 - 0.5 / frame.textureHeight);
     gl.uniform3f(u.depthEye, textureEye / frame.eyes, frame.depthEyeWidth, frame.depthEyeHeight);
     gl.uniform1f(u.near, frame.near);
     gl.uniform2f(u.imageSize, frame.width, frame.height);

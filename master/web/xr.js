@@ -171,19 +171,21 @@ export class XrDriver {
     if (this.sourceViews.size > 256) this.sourceViews.delete(this.sourceViews.keys().next().value);
   }
 
-  // A new frame from the master, decoded: { header, width, height, bands: [{ y, bitmap }], depth, alpha }.
-  // onDrawn(t) is called once a display frame has drawn it, with that frame's predicted display time.
-  // Takes the bitmaps (closes them once they are on the GPU).
+  // A new frame from the master, decoded: { header, width, height, bands: [{ y, bitmap }], video, depth,
+  // alpha } (video: a decoded picture instead of bands). onDrawn(t) is called once a display frame has
+  // drawn it, with that frame's predicted display time. Takes the bitmaps and the picture (closes them
+  // once they are on the GPU).
   showFrame(frame, onDrawn) {
     const header = frame.header;
     const views = header.views ?? this.sourceViews.get(header.pose_id);
     if (this.reprojector && views) {
       this.reprojector.upload({ eyes: header.eyes || 1, width: header.width, height: header.height, bands: frame.bands,
-        views, depth: frame.depth, near: header.depth?.near, depthPlane: header.depth, alpha: frame.alpha });
+        video: frame.video, views, depth: frame.depth, near: header.depth?.near, depthPlane: header.depth, alpha: frame.alpha });
       this.frameNumber = header.frame;
       this.onDrawn = onDrawn;
     }
     for (const band of frame.bands) band.bitmap.close();
+    frame.video?.close();
   }
 
   toScene(transform) {

@@ -1,6 +1,7 @@
 """A live session for the browser tests: the Cornell box packed, two tessera-worker daemons on the host
 device, tessera-master --serve on a free loopback port, and headless Chromium (Debian's chromium and
 chromium-driver through python3-selenium) on the page."""
+import argparse
 import json
 import os
 import re
@@ -10,7 +11,9 @@ import signal
 import ssl
 import subprocess
 import tempfile
+import sys
 import time
+import traceback
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -136,14 +139,15 @@ class LiveCluster:
         for worker in self.workers:
             worker.resume()
 
-    def start_master(self, *extra, size='160x120', tile=40, serve='127.0.0.1:0', guard_band=0):
+    def start_master(self, *extra, size='160x120', tile=40, serve='127.0.0.1:0', guard_band=0, codec='jpeg'):
         """Starts tessera-master --serve and returns the URL it prints (with the token). The guard band is
-        off unless asked for: it renders frames larger than the size asked for."""
+        off unless asked for: it renders frames larger than the size asked for. The pages' frames are JPEG
+        unless `codec` says otherwise (auto, h264, vp9, av1)."""
         tpk = self.pack_cornell()
         env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / 'config'))
         args = [str(self.build / 'master/tessera-master'), '--workers', ','.join(w.address for w in self.workers),
                 '--secret-file', str(self.secret), '--scene', str(tpk), '--serve', serve,
-                '--size', size, '--tile', str(tile), '--guard-band', str(guard_band), *extra]
+                '--size', size, '--tile', str(tile), '--guard-band', str(guard_band), '--codec', codec, *extra]
         self.master = Process(args, self.dir / 'master.log', env=env, capture_stdout=True)
         stdout = self.master.proc.stdout
         deadline = time.time() + 60
@@ -278,3 +282,33 @@ class LiveCluster:
 def fake_xr_script(config):
     source = (Path(__file__).parent / 'fake_webxr.js').read_text()
     return source.replace('__CONFIG__', json.dumps(config))
+
+
+def run_case(doc, cases):
+    """The command line of a browser test script: --build, --source, --shared, [--artifacts], [--keep],
+    CASE (one of `cases`, name -> function(cluster, args)); returns the exit status (0 passed, 1 failed,
+    77 skipped: no browser installed here)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--build', required=True)
+    parser.add_argument('--source', required=True)
+    parser.add_argument('--shared', required=True, help='the shared scenes, unless $TESSERA_SHARED_DIR is set')
+    parser.add_argument('--artifacts', help='folder for the page screenshot')
+    parser.add_argument('--keep', help='copy the session folder (logs, frames) here')
+    parser.add_argument('case', choices=sorted(cases))
+    args = parser.parse_args()
+    shared = os.environ.get('TESSERA_SHARED_DIR') or args.shared
+    c = LiveCluster(args.build, args.source, shared, args.keep)
+    try:
+        cases[args.case](c, args)
+    except Skip as skip:
+        print(f'SKIPPED: {skip}')
+        return SKIP
+    except AssertionError as failure:
+        traceback.print_exc()
+        print(f'FAILED: {failure}')
+        return 1
+    finally:
+        c.stop()
+    print(f'passed: {args.case}')
+    sys.stdout.flush()
+    return 0

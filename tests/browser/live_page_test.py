@@ -6,19 +6,16 @@
 D holds the shared scenes; $TESSERA_SHARED_DIR, when set at run time, takes its place (as for the
 other tests). CASE is one of the functions named case_* below. Exit status 0 passed, 1 failed, 77 skipped (no
 browser installed here)."""
-import argparse
 import json
 import math
-import os
 import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).parent))
-from live_cluster import SKIP, LiveCluster, Skip, fake_xr_script  # noqa: E402
+from live_cluster import fake_xr_script, run_case  # noqa: E402
 
 
 def pose_messages(c):
@@ -1129,29 +1126,7 @@ def case_bad_messages(c, args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--build', required=True)
-    parser.add_argument('--source', required=True)
-    parser.add_argument('--shared', required=True, help='the shared scenes, unless $TESSERA_SHARED_DIR is set')
-    parser.add_argument('--artifacts', help='folder for the page screenshot')
-    parser.add_argument('--keep', help='copy the session folder (logs, frames) here')
-    parser.add_argument('case', choices=[name[5:] for name in globals() if name.startswith('case_')])
-    args = parser.parse_args()
-    shared = os.environ.get('TESSERA_SHARED_DIR') or args.shared
-    c = LiveCluster(args.build, args.source, shared, args.keep)
-    try:
-        globals()['case_' + args.case](c, args)
-    except Skip as skip:
-        print(f'SKIPPED: {skip}')
-        return SKIP
-    except AssertionError as failure:
-        traceback.print_exc()
-        print(f'FAILED: {failure}')
-        return 1
-    finally:
-        c.stop()
-    print(f'passed: {args.case}')
-    return 0
+    return run_case(__doc__, {name[5:]: case for name, case in globals().items() if name.startswith('case_')})
 
 
 if __name__ == '__main__':
