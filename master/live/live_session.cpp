@@ -565,6 +565,7 @@ void LiveSession::worker_changed(const WorkerChange& change) {
   WorkerState& w = workers_[size_t(change.worker)];
   w.name = change.name;
   if (!change.device.empty()) w.device = change.device;
+  if (!change.scene_memory.empty()) w.scene_memory = change.scene_memory;
   std::string text;
   switch (change.kind) {
     case WorkerChange::Kind::ready:
@@ -607,6 +608,7 @@ void LiveSession::tick() {
       }
     workers.push_back({{"name", workers_[i].name},
                        {"device", workers_[i].device},
+                       {"scene_memory", workers_[i].scene_memory},
                        {"state", workers_[i].state},
                        {"tiles_per_s", tiles / window_s},
                        {"busy_pct", std::min(100.0, busy / (window_s * 10.0))},

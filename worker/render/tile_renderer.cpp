@@ -34,8 +34,8 @@ BatchTiming TileRenderer::render_raytrace_batch(const std::array<CameraParams, 2
 }
 
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options) {
-  if (options.device == "host") return std::make_unique<HostTileRenderer>(scene, options.host_threads);
-  return std::make_unique<OpenClTileRenderer>(scene, options.device, options.gpu_memory_limit);
+  if (options.device == "host") return std::make_unique<HostTileRenderer>(scene, options.host_threads, options.scene_memory);
+  return std::make_unique<OpenClTileRenderer>(scene, options.device, options.gpu_memory_limit, options.scene_memory);
 }
 
 }  // namespace tessera
