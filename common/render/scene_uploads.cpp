@@ -46,6 +46,30 @@ bool based_triangle_indices(std::span<const uint32_t> indices, std::vector<uint3
   return true;
 }
 
+// Beyond 2^21 vertices the compact profile lays its vertices out anew for based triangles: in the
+// order the triangles first use them, a vertex copied again where its last copy lies 2^20 or more
+// behind the newest, so every block of triangles spans fewer than 2^21 vertices. (Vertices that
+// triangles far apart in the file share, e.g. across material groups, take a few more bytes.)
+void window_vertices(std::span<const uint32_t> triangles, std::span<const uint32_t> words,
+                     std::span<const uint16_t> texcoords, std::vector<uint32_t>& new_triangles,
+                     std::vector<uint32_t>& new_words, std::vector<uint16_t>& new_texcoords) {
+  constexpr uint32_t kWindow = TS_PACKED_TRIANGLE_MAX_VERTICES / 2;
+  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  std::vector<uint32_t> latest(words.size() / 2, kNone);
+  new_triangles.resize(triangles.size());
+  new_words.clear();
+  new_texcoords.clear();
+  for (size_t i = 0; i < triangles.size(); ++i) {
+    const uint32_t v = triangles[i], count = uint32_t(new_words.size() / 2);
+    if (latest[v] == kNone || count - latest[v] >= kWindow) {
+      latest[v] = count;
+      new_words.insert(new_words.end(), {words[2 * v], words[2 * v + 1]});
+      if (!texcoords.empty()) new_texcoords.insert(new_texcoords.end(), {texcoords[2 * v], texcoords[2 * v + 1]});
+    }
+    new_triangles[i] = latest[v];
+  }
+}
+
 }  // namespace
 
 SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layout, SceneMemory memory) {
@@ -59,8 +83,19 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
   // (the compact profile's larger scenes: 8 with a base vertex a block of triangles, where that holds them)
   const bool small = scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
   if (small) packed_triangles = packed_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES));
-  const bool based = !small && cell_vertices &&
-                     based_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES), packed_triangles, triangle_bases);
+  std::span<const uint8_t> vertex_words = scene.section(tpk::QUANTIZED_VERTICES);
+  std::span<const uint8_t> texcoords_q = scene.section(tpk::TEXCOORDS_QUANTIZED);
+  bool based = false;
+  if (!small && cell_vertices) {
+    std::vector<uint32_t> triangles;
+    window_vertices(scene.section_as<uint32_t>(tpk::TRIANGLES), scene.section_as<uint32_t>(tpk::QUANTIZED_VERTICES),
+                    scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED), triangles, windowed_words, windowed_texcoords);
+    based = based_triangle_indices(triangles, packed_triangles, triangle_bases);
+    if (based) {
+      vertex_words = as_bytes(windowed_words);
+      if (!texcoords_q.empty()) texcoords_q = as_bytes(windowed_texcoords);
+    }
+  }
   const bool pack = small || based;
   if (pack) constants.flags |= TS_SCENE_PACKED_TRIANGLES;
   if (based) constants.flags |= TS_SCENE_TRIANGLE_BASES;
@@ -78,11 +113,11 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
       {"texcoords", scene.section(tpk::TEXCOORDS)},
       // with quantized positions the fast profile's vertex records hold the texture coordinates
       {"texcoords_quantized",
-       (view.flags & TS_SCENE_POSITIONS_QUANTIZED) && !cell_vertices ? none : scene.section(tpk::TEXCOORDS_QUANTIZED)},
+       (view.flags & TS_SCENE_POSITIONS_QUANTIZED) && !cell_vertices ? none : texcoords_q},
       {"kd_nodes", as_bytes(kd_nodes)},
       // only the blocked layouts read leaf lists apart from the nodes
       {"kd_leaf_refs", kd_layout.blocked ? as_bytes(scene.kd_file_leaf_refs(memory)) : none},
-      {"quantized_vertices", cell_vertices ? scene.section(tpk::QUANTIZED_VERTICES) : none},
+      {"quantized_vertices", cell_vertices ? vertex_words : none},
       {"cells", cell_vertices ? as_bytes(scene.compact_cells()) : none},
       {"triangle_bases", as_bytes(triangle_bases)},
   };

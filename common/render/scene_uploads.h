@@ -31,6 +31,9 @@ class SceneUploads {
   std::vector<SceneUpload> all() const;  // geometry, then shade
 
   std::vector<uint32_t> kd_nodes, packed_triangles, triangle_bases;
+  // The compact profile's vertices laid out anew for based triangles (TS_SCENE_TRIANGLE_BASES).
+  std::vector<uint32_t> windowed_words;
+  std::vector<uint16_t> windowed_texcoords;
   ShadingData shading;
   SceneConstants constants{};  // TS_SCENE_PACKED_TRIANGLES added where triangles take 8 bytes
   std::vector<SceneUpload> geometry, shade;
