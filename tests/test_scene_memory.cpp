@@ -121,9 +121,10 @@ TEST(SceneMemoryChoice, AutoPicksByTheBudgetAndRefusesWithTheBytes) {
   uint64_t largest_compact = 0;
   for (const auto& b : scene_footprint(scene, kd_node_layout_from_environment(), SceneMemory::compact).buffers)
     largest_compact = std::max(largest_compact, b.bytes);
-  if (largest_compact < largest_fast)
+  if (largest_compact < largest_fast) {
     EXPECT_EQ(choose_scene_memory(scene, SceneMemoryMode::automatic, SceneMemoryBudget{0, largest_compact, "test"}).memory,
               SceneMemory::compact);
+  }
   try {
     choose_scene_memory(scene, SceneMemoryMode::automatic, budget(compact - 1));
     ADD_FAILURE() << "a budget below the compact profile was accepted";
