@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   app.add_option("--fps", fps, "Frames a second the bitrate is spread over")->capture_default_str()->check(CLI::Range(1.0, 240.0));
   app.add_option("--frames", frames, "Delta frames after the key frame")->capture_default_str()->check(CLI::Range(1, 10000));
   app.add_option("--pan", pan, "Pixels the view moves a frame")->capture_default_str()->check(CLI::Range(0, 256));
-  app.add_option("--threads", threads, "Encoder and decoder threads (0: one per hardware thread, at most 8)")->capture_default_str();
+  app.add_option("--threads", threads, "Encoder and decoder threads (0: one per hardware thread, at most 16)")->capture_default_str();
   app.add_option("--jpeg-quality", jpeg_quality, "JPEG quality of the comparison row")->capture_default_str()->check(CLI::Range(1, 100));
   app.add_flag("--json", json_out, "Print the results as JSON");
   if (const auto done = cli::parse(app, argc, argv)) return *done;

@@ -55,6 +55,8 @@ void print_summary(const PackReport& r, const std::string& output) {
   std::printf("  kd-tree: %llu inner / %llu inner with refs / %llu leaves, depth %u, SAH cost %.2f\n",
               (unsigned long long)r.kdtree.inner_nodes_without_refs, (unsigned long long)r.kdtree.inner_nodes_with_refs,
               (unsigned long long)r.kdtree.leaves, r.kdtree.max_depth, r.kdtree.sah_cost);
+  std::printf("  on a device, mesh + kd-tree: fast profile %.1f bytes per triangle, compact profile %.1f\n",
+              double(r.fast.mesh_tree) / double(m.triangles()), double(r.compact.mesh_tree) / double(m.triangles()));
   std::printf("  %.2f s (kd-tree %.2f s), peak memory %.0f MB\n", r.seconds_total, r.seconds_kdtree, r.peak_memory_bytes / 1e6);
 }
 
@@ -97,6 +99,13 @@ int main(int argc, char** argv) {
                  "SAH discount of a split that leaves one side empty (cost x (1 - bonus)): higher cuts empty space off\n"
                  "sooner (fewer triangle tests, more inner steps)")
       ->capture_default_str()->check(CLI::Range(0.0, 0.9));
+  app.add_option("--compact-sah-traversal-cost", options.compact_traversal_cost,
+                 "SAH traversal cost of the second kd-tree, the compact scene-memory profile's (larger leaves, fewer bytes;\n"
+                 "docs/scene-memory.md); 0: none (that profile then traverses the first tree)")
+      ->capture_default_str()->check(CLI::Range(0.0, 64.0));
+  app.add_flag("--paper-tables", options.paper_tables,
+               "Also build the standard, Choi and Seo trees at the compact tree's cost and report the kd-tree and\n"
+               "scene-compression tables of Seo et al. 2022 (Tables 5a, 5b, 6) in --json's paper_tables");
   app.add_option("--replicate", replicate, "Copy the scene on a grid, NX,NY,NZ (e.g. 4,3,4 = 48 copies)");
   app.add_option("--max-texture-size", options.max_texture_size, "Halve textures until no side exceeds this")
       ->capture_default_str()->check(CLI::Range(1u, 16384u));
@@ -117,6 +126,8 @@ int main(int argc, char** argv) {
     options.quantize = parse_quantize(quantize);
     options.kdtree.variant = parse_variant(variant);
     if (!replicate.empty()) options.replicate = parse_replicate(replicate);
+    if (options.compact_traversal_cost > 0 && options.compact_traversal_cost < 0.25)
+      throw UsageError("--compact-sah-traversal-cost must be 0 (no compact tree) or from 0.25 to 64");
     options.load_textures = !no_textures;
     const PackReport report = pack_scene(options);
     if (!json) {  // with --json they are the object's "warnings" and "notes"

@@ -18,9 +18,12 @@
 #include "common/scene/normal_table.h"
 #include "common/scene/scene_settings.h"
 #include "common/scene/tpk_file.h"
+#include "common/render/scene_uploads.h"
+#include "common/scene/packed_scene.h"
 #include "common/scene/vertex_records.h"
 #include "scene-packer/compose.h"
 #include "scene-packer/default_lighting.h"
+#include "scene-packer/paper_tables.h"
 #include "scene-packer/replicate.h"
 #include "scene-packer/scene_values.h"
 
@@ -74,7 +77,21 @@ void refuse_overwriting_other_files(const std::filesystem::path& output) {
 }
 
 bool is_mesh_section(tpk::SectionKind kind) {
-  return kind != tpk::KD_NODES && kind != tpk::KD_LEAF_REFS && kind != tpk::TEXELS;
+  return kind != tpk::KD_NODES && kind != tpk::KD_LEAF_REFS && kind != tpk::KD_NODES_COMPACT &&
+         kind != tpk::KD_LEAF_REFS_COMPACT && kind != tpk::TEXELS;
+}
+
+// The manifest's description of a tree: the build options of `first`, the counts of `stats`.
+tpk::KdTreeInfo kd_tree_info(const tpk::KdTreeInfo& first, const KdTreeStats& stats) {
+  tpk::KdTreeInfo kd = first;
+  kd.set_inner_nodes_without_refs(stats.inner_nodes_without_refs);
+  kd.set_inner_nodes_with_refs(stats.inner_nodes_with_refs);
+  kd.set_leaves(stats.leaves);
+  kd.set_leaf_references(stats.leaf_references);
+  kd.set_inner_references(stats.inner_references);
+  kd.set_max_depth(stats.max_depth);
+  kd.set_sah_cost(stats.sah_cost);
+  return kd;
 }
 
 }  // namespace
@@ -136,6 +153,20 @@ PackReport pack_scene(const PackOptions& options) {
   }
   PackedKdTree tree = build_kdtree(q.decoded_positions, q.triangles, kd_options);
   if (bar) bar->finish();
+  std::optional<PackedKdTree> compact_tree;
+  if (options.compact_traversal_cost > 0) {
+    KdBuildOptions compact_options = kd_options;
+    compact_options.traversal_cost = options.compact_traversal_cost;
+    if (bar) bar.emplace("compact kd-tree");
+    compact_tree = build_kdtree(q.decoded_positions, q.triangles, compact_options);
+    if (bar) bar->finish();
+    report.compact_kdtree = compact_tree->stats;
+    report.compact_traversal_cost = options.compact_traversal_cost;
+    report.compact_kdtree_file_bytes = 4 * (compact_tree->nodes.size() + compact_tree->leaf_refs.size());
+  }
+  if (options.paper_tables)
+    report.paper_tables = paper_tables(q, kd_options, options.compact_traversal_cost > 0 ? options.compact_traversal_cost
+                                                                                          : kd_options.traversal_cost);
   report.seconds_kdtree = seconds_since(t);
   report.kdtree = tree.stats;
 
@@ -208,6 +239,7 @@ PackReport pack_scene(const PackOptions& options) {
   kd->set_inner_references(tree.stats.inner_references);
   kd->set_max_depth(tree.stats.max_depth);
   kd->set_sah_cost(tree.stats.sah_cost);
+  if (compact_tree) *m.mutable_compact_kdtree() = kd_tree_info(*kd, compact_tree->stats);
 
   // ---- sections (device buffers) ----
   std::vector<TpkSectionData> sections;
@@ -234,6 +266,10 @@ PackReport pack_scene(const PackOptions& options) {
   sections.push_back(make_section(tpk::MATERIAL_RUNS, q.material_runs));
   sections.push_back(make_section(tpk::KD_NODES, tree.nodes));
   sections.push_back(make_section(tpk::KD_LEAF_REFS, tree.leaf_refs));
+  if (compact_tree) {
+    sections.push_back(make_section(tpk::KD_NODES_COMPACT, compact_tree->nodes));
+    sections.push_back(make_section(tpk::KD_LEAF_REFS_COMPACT, compact_tree->leaf_refs));
+  }
   if (!texels.empty())
     sections.push_back({tpk::TEXELS, std::move(texels), std::min(options.zstd_level, options.texture_zstd_level)});
 
@@ -247,7 +283,7 @@ PackReport pack_scene(const PackOptions& options) {
       report.texture_device_bytes += s.raw_size();
     else if (is_mesh_section(s.kind()))
       report.mesh_device_bytes += s.raw_size();
-    else
+    else if (s.kind() == tpk::KD_NODES || s.kind() == tpk::KD_LEAF_REFS)
       report.kdtree_device_bytes += s.raw_size();
   }
   if (m.quantization().positions()) {
@@ -263,10 +299,46 @@ PackReport pack_scene(const PackOptions& options) {
   if (m.quantization().normals()) report.normal_table_bytes = uint64_t(kNormalTableSize) * 6;  // halves
   report.mesh_device_bytes += report.normal_table_bytes;
   report.mesh_original_bytes = 32 * m.vertices() + 12 * m.triangles() + 8;
+  {
+    // What the written scene takes on a device in each profile, as a worker would load it.
+    const PackedScene packed = PackedScene::load(options.output);
+    for (const SceneMemory memory : {SceneMemory::fast, SceneMemory::compact}) {
+      const SceneFootprint f = scene_footprint(packed, KdNodeLayout{}, memory);
+      (memory == SceneMemory::fast ? report.fast : report.compact) = {f.device_bytes, f.mesh_tree_bytes};
+    }
+  }
+  if (options.paper_tables)  // the float layout of the paper: positions, normals, texcoords; 3 indices a triangle
+    add_scene_compression(report.paper_tables, 32 * m.vertices() + 12 * m.triangles(), report.compact.mesh_tree,
+                          m.triangles());
   report.seconds_total = seconds_since(start);
   report.peak_memory_bytes = peak_resident_bytes();
   return report;
 }
+
+namespace {
+
+nlohmann::json profile_json(const PackReport::ProfileBytes& b, uint64_t triangles) {
+  return {{"device_bytes", b.device},
+          {"mesh_tree_bytes", b.mesh_tree},
+          {"mesh_tree_bytes_per_triangle", double(b.mesh_tree) / double(triangles)}};
+}
+
+nlohmann::json compact_tree_json(const PackReport& r) {
+  if (!r.compact_kdtree) return nullptr;
+  const KdTreeStats& s = *r.compact_kdtree;
+  return {{"sah_traversal_cost", r.compact_traversal_cost},
+          {"file_bytes", r.compact_kdtree_file_bytes},
+          {"inner_nodes_without_refs", s.inner_nodes_without_refs},
+          {"inner_nodes_with_refs", s.inner_nodes_with_refs},
+          {"leaves", s.leaves},
+          {"empty_leaves", s.empty_leaves},
+          {"leaf_references", s.leaf_references},
+          {"inner_references", s.inner_references},
+          {"max_depth", s.max_depth},
+          {"sah_cost", s.sah_cost}};
+}
+
+}  // namespace
 
 nlohmann::json report_to_json(const PackReport& r) {
   using nlohmann::json;
@@ -312,6 +384,9 @@ nlohmann::json report_to_json(const PackReport& r) {
         {"inner_references", r.kdtree.inner_references},
         {"max_depth", r.kdtree.max_depth},
         {"sah_cost", r.kdtree.sah_cost}}},
+      {"compact_kdtree", compact_tree_json(r)},
+      {"scene_memory", {{"fast", profile_json(r.fast, m.triangles())}, {"compact", profile_json(r.compact, m.triangles())}}},
+      {"paper_tables", r.paper_tables},
       {"build_seconds",
        {{"load", r.seconds_load},
         {"quantize", r.seconds_quantize},

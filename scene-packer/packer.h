@@ -15,6 +15,10 @@
 
 namespace tessera::pack {
 
+// The compact profile's SAH traversal cost: the lowest, in steps of 0.25, that keeps Crytek Sponza's
+// mesh + kd-tree in that profile at or under 30 bytes a triangle on the device.
+inline constexpr double kDefaultCompactTraversalCost = 5.5;
+
 struct PackOptions {
   std::filesystem::path input;
   std::filesystem::path output;
@@ -24,6 +28,13 @@ struct PackOptions {
   std::vector<std::filesystem::path> include_dirs;
   QuantizeOptions quantize;
   KdBuildOptions kdtree;
+  // The compact scene-memory profile's tree (KD_NODES_COMPACT, docs/scene-memory.md): kdtree's
+  // options with this SAH traversal cost (larger leaves, fewer bytes); 0: none (that profile then
+  // traverses the first tree).
+  double compact_traversal_cost = kDefaultCompactTraversalCost;
+  // Also build the standard, Choi and Seo trees at both costs for the paper's tables (Seo et al.
+  // 2022, Tables 5 and 6): PackReport::paper_tables.
+  bool paper_tables = false;
   std::array<uint32_t, 3> replicate{1, 1, 1};
   bool load_textures = true;
   uint32_t max_texture_size = 1024;
@@ -41,6 +52,16 @@ struct PackReport {
   double position_precision = 0.0;
   double max_position_error = 0.0;
   KdTreeStats kdtree;
+  std::optional<KdTreeStats> compact_kdtree;  // the compact profile's own tree, where built
+  uint64_t compact_kdtree_file_bytes = 0;     // its nodes and leaf lists in the file's layout
+  double compact_traversal_cost = 0;
+  // Device memory of the written scene in each profile (common/render/scene_uploads.h, the default
+  // node layout): every buffer, and the mesh + kd-tree part ray traversal reads.
+  struct ProfileBytes {
+    uint64_t device = 0, mesh_tree = 0;
+  };
+  ProfileBytes fast, compact;
+  nlohmann::json paper_tables;  // PackOptions::paper_tables (null otherwise)
   uint64_t file_bytes = 0;
   uint64_t mesh_device_bytes = 0;     // geometry buffers incl. the normal table
   uint64_t normal_table_bytes = 0;    // of those, the fixed table of quantized normals (0.39 MB whatever the scene)

@@ -78,6 +78,11 @@ int main(int argc, char** argv) {
   rays->add_flag("--stats", options.stats,
                  "Also count per ray, on the host, the nodes, leaves and triangles the traversal visits, its stack pushes\n"
                  "and pops, and how evenly 8 x 4 pixel warps share the work (the same traversal GPUs run)");
+  std::string scene_memory = "fast";
+  rays->add_option("--scene-memory", scene_memory,
+                   "How the scene lies in device memory: fast (decoded vertices, the small-leaf tree) or compact (12-byte\n"
+                   "vertices decoded in the triangle test, the .tpk's compact tree; docs/scene-memory.md)")
+      ->capture_default_str()->check(CLI::IsMember({"fast", "compact"}));
   rays->add_flag("--json", json, "Print one JSON object per scene (a JSON array)");
   CLI::App* vct = app.add_subcommand(
       "vct",
@@ -125,6 +130,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     options.embree = !no_embree;
+    options.scene_memory = *parse_scene_memory(scene_memory);
     char x = 0, extra = 0;
     if (std::sscanf(local.c_str(), "%u%c%u%c", &options.local_x, &x, &options.local_y, &extra) != 3 || x != 'x' ||
         options.local_x == 0 || options.local_y == 0 || options.local_x * options.local_y > 1024)

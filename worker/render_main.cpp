@@ -28,6 +28,7 @@
 #include "worker/render/scene_decode_budget.h"
 #include "worker/render/vct_frame.h"
 #include "worker/render/render_environment.h"
+#include "worker/render/scene_memory_choice.h"
 
 namespace {
 
@@ -141,6 +142,11 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "auto | gpu | cpu | <index> (OpenCL) | host (kernels compiled for this CPU)")
       ->capture_default_str();
   app.add_option("--gpu-mem-limit", mem_limit, "Refuse scenes that need more device memory, e.g. 950M");
+  std::string scene_memory = "auto";
+  app.add_option("--scene-memory", scene_memory,
+                 "How the scene lies in device memory: fast, compact or auto (fast where it fits --gpu-mem-limit, or 75 %\n"
+                 "of the device's memory, else compact; docs/scene-memory.md). Every profile renders the same image.")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "fast", "compact"}));
   app.add_option("--max-depth", max_depth,
                  "raytrace, vct: mirror/glass bounces (default 6); pathtrace: path vertices (default 8)")
       ->check(CLI::Range(0u, 32u));
@@ -327,6 +333,7 @@ int main(int argc, char** argv) {
     check_fov_option(fov);
 
     const PackedScene scene = PackedScene::from_contents(read_tpk(scene_path, scene_decode_budget(renderer_options)), scene_path);
+    renderer_options.scene_memory = choose_scene_memory(scene, *parse_scene_memory_mode(scene_memory), renderer_options).memory;
     CameraSpec camera_spec;
     camera_spec.pose = pose_from_manifest(scene.manifest().camera());
     camera_spec.vertical_fov_degrees = fov > 0 ? fov : scene.manifest().camera().vertical_fov_degrees();
@@ -417,7 +424,8 @@ int main(int argc, char** argv) {
                                   {"aa_samples", aa_samples},
                                   {"render_ms", ms},
                                   {"aux_ms", aux_ms},
-                                  {"scene_device_bytes", renderer->scene_device_bytes()}}
+                                  {"scene_device_bytes", renderer->scene_device_bytes()},
+                                  {"scene_memory", scene_memory_name(renderer_options.scene_memory)}}
                        .dump(2)
                 << std::endl;
     } else {

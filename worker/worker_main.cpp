@@ -46,6 +46,12 @@ int main(int argc, char** argv) {
                                      "null (answers every tile at once with a fixed image: a load test of the master, docs/scale.md)")
       ->capture_default_str();
   app.add_option("--gpu-mem-limit", mem_limit, "Refuse scenes that need more device memory, e.g. 950M");
+  std::string scene_memory = "auto";
+  app.add_option("--scene-memory", scene_memory,
+                 "How scenes lie in device memory: fast (decoded vertices, small-leaf tree), compact (12-byte vertices,\n"
+                 "larger leaves) or auto (fast where the scene fits --gpu-mem-limit, or 75 % of the device's memory, else\n"
+                 "compact; docs/scene-memory.md)")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "fast", "compact"}));
   app.add_option("--threads", threads, "Render threads of the host backend (0 = all cores)")->capture_default_str();
   app.add_option("--name", name, "Name shown to masters (default: host name and port)");
   app.add_option("--port-file", port_file, "Write the bound HOST:PORT here once listening (for scripts and tests)");
@@ -135,6 +141,7 @@ int main(int argc, char** argv) {
     if (config.gpu_memory_limit) renderer.gpu_memory_limit = config.gpu_memory_limit;
     renderer.host_threads = threads;
     worker::SceneStore scenes(scenes_dir, renderer, 2, quota);
+    scenes.set_scene_memory_mode(*parse_scene_memory_mode(scene_memory));
     worker::RenderThread render;
     worker::WorkerCounters counters;
     TaskPool encoders(encode_threads);

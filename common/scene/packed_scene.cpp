@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "common/base/error.h"
 #include "common/scene/kd_compact_layout.h"
@@ -15,6 +16,61 @@ namespace tessera {
 namespace {
 
 constexpr float kMaxTexcoord = 65536.0f;  // times the widest texture (16384) stays below 2^31
+
+// Children always follow their parent (so traversal cannot loop), every index in range.
+void validate_kd_tree(std::span<const uint32_t> nodes, std::span<const uint32_t> refs, uint64_t nt,
+                      const std::function<Error(const std::string&)>& fail) {
+  if (nodes.size() < 2 || nodes.size() % 2) throw fail("kd-tree has no nodes");
+  const uint64_t slots = nodes.size() / 2;
+  std::vector<uint8_t> reached(slots, 0);
+  std::vector<uint32_t> stack{0};
+  uint64_t visited = 0;
+  while (!stack.empty()) {
+    const uint32_t n = stack.back();
+    stack.pop_back();
+    if (n >= slots || reached[n]) throw fail("kd-tree node index out of range or shared");
+    reached[n] = 1;
+    if (++visited > slots) throw fail("kd-tree has a cycle");
+    const uint32_t w0 = nodes[2 * n], w1 = nodes[2 * n + 1];
+    if (kd_node_kind(w0) == TS_KD_LEAF) {
+      const uint64_t count = kd_leaf_count(w0);
+      if (count == 1 && w1 >= nt) throw fail("kd-tree leaf triangle out of range");
+      if (count > 1) {
+        if (!range_within(w1, count, refs.size())) throw fail("kd-tree leaf references out of range");
+        for (uint64_t i = 0; i < count; ++i)
+          if (refs[w1 + i] >= nt) throw fail("kd-tree leaf triangle out of range");
+      }
+      continue;
+    }
+    const uint32_t ref_count = kd_inner_ref_count(w0);
+    if (ref_count > 2) throw fail("kd-tree node holds too many references");
+    if (ref_count) {
+      if (n + 1 >= slots) throw fail("kd-tree reference slot out of range");
+      reached[n + 1] = 1;
+      const uint32_t r0 = nodes[2 * (n + 1)], r1 = nodes[2 * (n + 1) + 1];
+      if (r0 >= nt || (ref_count == 2 ? r1 >= nt : r1 != TS_KD_NO_TRIANGLE)) throw fail("kd-tree node reference out of range");
+    }
+    const uint32_t below = kd_dfs_below_child(n, w0), above = kd_dfs_above_child(w0);
+    if (above <= n || below <= n || above >= slots || below >= slots) throw fail("kd-tree child index out of order");
+    stack.push_back(above);
+    stack.push_back(below);
+  }
+}
+
+// The compact profile's cells: one word where every coordinate fits (scene_pack_cell), else the
+// .tpk's two words.
+std::vector<uint32_t> make_compact_cells(std::span<const uint32_t> cells, bool& wide) {
+  wide = false;
+  for (size_t c = 0; c < cells.size() / 2; ++c)
+    if ((cells[2 * c] & 0xFFFFu) > TS_CELL_WORD_MAX_IJ || (cells[2 * c] >> 16) > TS_CELL_WORD_MAX_IJ ||
+        (cells[2 * c + 1] & 0xFFFFu) > TS_CELL_WORD_MAX_K)
+      wide = true;
+  if (wide) return {cells.begin(), cells.end()};
+  std::vector<uint32_t> out(cells.size() / 2);
+  for (size_t c = 0; c < out.size(); ++c)
+    out[c] = scene_pack_cell(cells[2 * c] & 0xFFFFu, cells[2 * c] >> 16, cells[2 * c + 1] & 0xFFFFu);
+  return out;
+}
 
 }  // namespace
 
@@ -117,53 +173,48 @@ void PackedScene::validate(const std::string& name) {
     if (!range_within(t.texel_offset(), mip_chain_texels(t.width(), t.height(), texture_levels(t)), texels))
       throw fail("texture '" + t.name() + "' lies outside the texel data");
 
-  // kd-tree: children always follow their parent (so traversal cannot loop), every index in range.
-  const auto nodes = section_as<uint32_t>(tpk::KD_NODES);
-  const auto refs = section_as<uint32_t>(tpk::KD_LEAF_REFS);
-  if (nodes.size() < 2 || nodes.size() % 2) throw fail("kd-tree has no nodes");
-  const uint64_t slots = nodes.size() / 2;
-  std::vector<uint8_t> reached(slots, 0);
-  std::vector<uint32_t> stack{0};
-  uint64_t visited = 0;
-  while (!stack.empty()) {
-    const uint32_t n = stack.back();
-    stack.pop_back();
-    if (n >= slots || reached[n]) throw fail("kd-tree node index out of range or shared");
-    reached[n] = 1;
-    if (++visited > slots) throw fail("kd-tree has a cycle");
-    const uint32_t w0 = nodes[2 * n], w1 = nodes[2 * n + 1];
-    if (kd_node_kind(w0) == TS_KD_LEAF) {
-      const uint64_t count = kd_leaf_count(w0);
-      if (count == 1 && w1 >= nt) throw fail("kd-tree leaf triangle out of range");
-      if (count > 1) {
-        if (!range_within(w1, count, refs.size())) throw fail("kd-tree leaf references out of range");
-        for (uint64_t i = 0; i < count; ++i)
-          if (refs[w1 + i] >= nt) throw fail("kd-tree leaf triangle out of range");
-      }
-      continue;
-    }
-    const uint32_t ref_count = kd_inner_ref_count(w0);
-    if (ref_count > 2) throw fail("kd-tree node holds too many references");
-    if (ref_count) {
-      if (n + 1 >= slots) throw fail("kd-tree reference slot out of range");
-      reached[n + 1] = 1;
-      const uint32_t r0 = nodes[2 * (n + 1)], r1 = nodes[2 * (n + 1) + 1];
-      if (r0 >= nt || (ref_count == 2 ? r1 >= nt : r1 != TS_KD_NO_TRIANGLE)) throw fail("kd-tree node reference out of range");
-    }
-    const uint32_t below = kd_dfs_below_child(n, w0), above = kd_dfs_above_child(w0);
-    if (above <= n || below <= n || above >= slots || below >= slots) throw fail("kd-tree child index out of order");
-    stack.push_back(above);
-    stack.push_back(below);
+  // kd-trees: the first, and the compact profile's where the file has one.
+  validate_kd_tree(section_as<uint32_t>(tpk::KD_NODES), section_as<uint32_t>(tpk::KD_LEAF_REFS), nt, fail);
+  kd_nodes_ = make_compact_kd_nodes(section_as<uint32_t>(tpk::KD_NODES), section_as<uint32_t>(tpk::KD_LEAF_REFS));
+  if (has_compact_tree()) {
+    const auto nodes = section_as<uint32_t>(tpk::KD_NODES_COMPACT);
+    const auto refs = section_as<uint32_t>(tpk::KD_LEAF_REFS_COMPACT);
+    validate_kd_tree(nodes, refs, nt, [&](const std::string& what) { return fail("compact " + what); });
+    compact_kd_nodes_ = make_compact_kd_nodes(nodes, refs);
+  } else if (!section(tpk::KD_LEAF_REFS_COMPACT).empty()) {
+    throw fail("compact kd-tree leaf references without its nodes");
   }
-  kd_nodes_ = make_compact_kd_nodes(nodes, refs);
+  if (q.positions()) compact_cells_ = make_compact_cells(section_as<uint32_t>(tpk::CELL_TABLE), compact_cells_wide_);
 }
 
-SceneView PackedScene::host_view() const {
+std::span<const uint32_t> PackedScene::kd_file_nodes(SceneMemory memory) const {
+  return section_as<uint32_t>(memory == SceneMemory::compact && has_compact_tree() ? tpk::KD_NODES_COMPACT : tpk::KD_NODES);
+}
+
+std::span<const uint32_t> PackedScene::kd_file_leaf_refs(SceneMemory memory) const {
+  return section_as<uint32_t>(memory == SceneMemory::compact && has_compact_tree() ? tpk::KD_LEAF_REFS_COMPACT
+                                                                                   : tpk::KD_LEAF_REFS);
+}
+
+const std::vector<uint32_t>& PackedScene::kd_nodes(SceneMemory memory) const {
+  return memory == SceneMemory::compact && has_compact_tree() ? compact_kd_nodes_ : kd_nodes_;
+}
+
+SceneView PackedScene::host_view(SceneMemory memory) const {
   SceneView v{};
   const auto& q = manifest_.quantization();
+  const bool cell_vertices = memory == SceneMemory::compact && q.positions();
   v.triangle_count = triangle_count();
   v.triangles = section_as<uint32_t>(tpk::TRIANGLES).data();
-  if (q.positions()) {
+  if (cell_vertices) {
+    v.flags |= TS_SCENE_POSITIONS_QUANTIZED | TS_SCENE_CELL_VERTICES | (compact_cells_wide_ ? TS_SCENE_WIDE_CELLS : 0u);
+    v.quantized_vertices = section_as<uint32_t>(tpk::QUANTIZED_VERTICES).data();
+    v.cells = compact_cells_.data();
+    v.anchor_x = q.anchor().x();
+    v.anchor_y = q.anchor().y();
+    v.anchor_z = q.anchor().z();
+    v.cell_size = q.cell_size();
+  } else if (q.positions()) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED;
     v.vertex_records = vertex_records_.data();
   } else {
@@ -184,8 +235,8 @@ SceneView PackedScene::host_view() const {
     v.flags |= TS_SCENE_HAS_TEXCOORDS;
     v.texcoords = section_as<float>(tpk::TEXCOORDS).data();
   }
-  v.kd_nodes = kd_nodes_.data();
-  v.kd_leaf_refs = section_as<uint32_t>(tpk::KD_LEAF_REFS).data();
+  v.kd_nodes = kd_nodes(memory).data();
+  v.kd_leaf_refs = kd_file_leaf_refs(memory).data();
   const auto& b = manifest_.bounds();
   v.bounds_min_x = b.min().x();
   v.bounds_min_y = b.min().y();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/scene/scene_memory.h"
 #include "common/scene/tpk_file.h"
 #include "kernels/scene/scene_view.h"
 #include "tpk.pb.h"
@@ -41,8 +42,22 @@ class PackedScene {
   // The kd-tree nodes traversal reads: depth-first without empty leaves (common/scene/kd_compact_layout.h).
   const std::vector<uint32_t>& kd_nodes() const { return kd_nodes_; }
 
-  // A SceneView over host memory, for the CPU reference renderer and tests.
-  SceneView host_view() const;
+  // The compact profile (common/scene/scene_memory.h). Whether the file holds a tree of its own for
+  // it (KD_NODES_COMPACT; else the compact profile traverses the first tree).
+  bool has_compact_tree() const { return !section(tpk::KD_NODES_COMPACT).empty(); }
+  // The .tpk nodes and leaf lists of the tree a profile traverses (depth-first, as in the file).
+  std::span<const uint32_t> kd_file_nodes(SceneMemory memory) const;
+  std::span<const uint32_t> kd_file_leaf_refs(SceneMemory memory) const;
+  // The nodes of that tree as traversal reads them (kd_nodes() for the fast profile).
+  const std::vector<uint32_t>& kd_nodes(SceneMemory memory) const;
+  // The compact profile's cell table: one word a cell (scene_pack_cell), or the .tpk's two
+  // (TS_SCENE_WIDE_CELLS) where the cell grid is too large; empty unless positions are quantized.
+  const std::vector<uint32_t>& compact_cells() const { return compact_cells_; }
+  bool compact_cells_wide() const { return compact_cells_wide_; }
+
+  // A SceneView over host memory, for the CPU reference renderer and tests; `memory` picks the
+  // vertex form and the tree (compact: TS_SCENE_CELL_VERTICES where positions are quantized).
+  SceneView host_view(SceneMemory memory = SceneMemory::fast) const;
   uint32_t material_of(uint32_t triangle) const;
 
  private:
@@ -54,6 +69,9 @@ class PackedScene {
   std::vector<uint32_t> vertex_records_;
   std::vector<uint16_t> normal_indices_;
   std::vector<uint32_t> kd_nodes_;
+  std::vector<uint32_t> compact_kd_nodes_;  // empty without a compact tree
+  std::vector<uint32_t> compact_cells_;
+  bool compact_cells_wide_ = false;
   uint64_t content_hash_ = 0;
 };
 

@@ -33,6 +33,29 @@ DecodeBudget lower_total(DecodeBudget budget, uint64_t bytes, const std::string&
   return budget;
 }
 
+DecodeBudget lower_device(DecodeBudget budget, uint64_t bytes, const std::string& limit) {
+  if (bytes != 0 && (budget.device_bytes == 0 || bytes < budget.device_bytes)) {
+    budget.device_bytes = bytes;
+    budget.device_limit = limit;
+  }
+  return budget;
+}
+
+uint64_t smallest_device_scene_bytes(const tpk::Manifest& manifest) {
+  const uint64_t all = decoded_scene_bytes(manifest);
+  uint64_t fast_tree = 0, compact_tree = 0;
+  for (const auto& s : manifest.sections()) {
+    if (s.kind() == tpk::KD_NODES) fast_tree += 2 * s.raw_size();  // with its derived copy (decoded_scene_bytes)
+    if (s.kind() == tpk::KD_LEAF_REFS) fast_tree += s.raw_size();
+    if (s.kind() == tpk::KD_NODES_COMPACT || s.kind() == tpk::KD_LEAF_REFS_COMPACT) compact_tree += s.raw_size();
+  }
+  const uint64_t records = manifest.quantization().positions() ? 16 * manifest.vertices() : 0;
+  const uint64_t fast = all - compact_tree;
+  // Without a second tree the compact profile traces the first one.
+  const uint64_t compact = all - records - (compact_tree ? fast_tree : 0);
+  return std::min(fast, compact);
+}
+
 uint64_t decoded_scene_bytes(const tpk::Manifest& manifest) {
   uint64_t bytes = 0;
   for (const auto& s : manifest.sections()) {
@@ -50,8 +73,10 @@ void check_decode_budget(const tpk::Manifest& manifest, const DecodeBudget& budg
     if (budget.section_bytes != 0 && s.raw_size() > budget.section_bytes)
       throw Error(name + ": section " + tpk::SectionKind_Name(s.kind()) + " decodes to " + byte_text(s.raw_size()) +
                   ", more than " + budget.section_limit + " (" + byte_text(budget.section_bytes) + ")");
-  const uint64_t total = decoded_scene_bytes(manifest);
-  if (budget.total_bytes == 0 || total <= budget.total_bytes) return;
+  const uint64_t total = decoded_scene_bytes(manifest), on_device = smallest_device_scene_bytes(manifest);
+  const bool host_fits = budget.total_bytes == 0 || total <= budget.total_bytes;
+  const bool device_fits = budget.device_bytes == 0 || on_device <= budget.device_bytes;
+  if (host_fits && device_fits) return;
   // What takes the room: the three largest sections ("texels 1.33 GB, kd_nodes 2.1 MB, ...").
   std::vector<const tpk::Section*> largest;
   for (const auto& s : manifest.sections()) largest.push_back(&s);
@@ -62,8 +87,11 @@ void check_decode_budget(const tpk::Manifest& manifest, const DecodeBudget& budg
     std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     sections += (i ? ", " : "") + kind + " " + byte_text(largest[i]->raw_size());
   }
-  throw Error(name + ": scene decodes to " + byte_text(total) + ", more than " + budget.limit + " (" +
-              byte_text(budget.total_bytes) + "); refused before decoding (largest: " + sections + ")");
+  if (!host_fits)
+    throw Error(name + ": scene decodes to " + byte_text(total) + ", more than " + budget.limit + " (" +
+                byte_text(budget.total_bytes) + "); refused before decoding (largest: " + sections + ")");
+  throw Error(name + ": scene needs at least " + byte_text(on_device) + " on the device, more than " + budget.device_limit + " (" +
+              byte_text(budget.device_bytes) + "); refused before decoding (largest: " + sections + ")");
 }
 
 }  // namespace tessera

@@ -19,6 +19,10 @@ struct DecodeBudget {
   uint64_t section_bytes = 0;  // any one section: the largest buffer the device takes (0: no limit)
   std::string limit;           // what sets total_bytes, for the error ("--gpu-mem-limit", "this host's memory")
   std::string section_limit;   // what sets section_bytes
+  // What the scene may put on the device (0: no limit), against the smallest profile's share
+  // (smallest_device_scene_bytes): the exact check comes once the profile is chosen.
+  uint64_t device_bytes = 0;
+  std::string device_limit;    // what sets device_bytes ("--gpu-mem-limit", "the device's memory")
 };
 
 // The host's physical memory: what any loader may at most spend on a scene.
@@ -26,6 +30,13 @@ DecodeBudget host_decode_budget();
 
 // `budget` with its total lowered to `bytes` (when lower), under the name `limit`.
 DecodeBudget lower_total(DecodeBudget budget, uint64_t bytes, const std::string& limit);
+
+// `budget` with its device bound lowered to `bytes` (when lower), under the name `limit`.
+DecodeBudget lower_device(DecodeBudget budget, uint64_t bytes, const std::string& limit);
+
+// The fewest bytes any scene-memory profile puts on the device: the decoded scene less what that
+// profile leaves out (the other profile's kd-tree; the compact profile's 16-byte vertex records).
+uint64_t smallest_device_scene_bytes(const tpk::Manifest& manifest);
 
 // The bytes a scene holds in memory once loaded: its sections' declared raw sizes and the vertex
 // records, normal indices and compact kd-tree that loading builds from them.

@@ -10,10 +10,11 @@
 
 namespace tessera {
 
-// 2: interleaved quantized vertices; 3: mip-mapped textures (Texture.mip_levels)
-inline constexpr uint32_t kTpkFormatVersion = 3;
+// 2: interleaved quantized vertices; 3: mip-mapped textures (Texture.mip_levels); 4: a second kd-tree
+// for the compact scene-memory profile (KD_NODES_COMPACT, optional)
+inline constexpr uint32_t kTpkFormatVersion = 4;
 // The oldest version still read: version 2 differs only in its textures having no mip levels, and
-// renders with level 0 alone.
+// renders with level 0 alone; version 3 has no compact tree (both profiles trace its one tree).
 inline constexpr uint32_t kTpkOldestReadableVersion = 2;
 inline constexpr char kTpkMagic[8] = {'T', 'E', 'S', 'S', 'T', 'P', 'K', '\0'};
 inline constexpr size_t kTpkHeaderSize = 24;

@@ -43,6 +43,12 @@ SectionRule section_rule(const tpk::Manifest& m, tpk::SectionKind kind, const st
     case tpk::TEXCOORDS_QUANTIZED: return q.texcoords() ? exactly(4 * nv, false, 4) : SectionRule{};
     case tpk::KD_NODES: return {true, true, 8, 8, 8 * (kKdSlotsPerTriangle * nt + kKdSlack)};
     case tpk::KD_LEAF_REFS: return {true, false, 4, 0, 4 * (kKdRefsPerTriangle * nt + kKdSlack)};
+    case tpk::KD_NODES_COMPACT:  // optional: scenes without one trace the first tree in both profiles
+      return m.format_version() >= 4 ? SectionRule{true, false, 8, 8, 8 * (kKdSlotsPerTriangle * nt + kKdSlack)}
+                                     : SectionRule{};
+    case tpk::KD_LEAF_REFS_COMPACT:
+      return m.format_version() >= 4 ? SectionRule{true, false, 4, 0, 4 * (kKdRefsPerTriangle * nt + kKdSlack)}
+                                     : SectionRule{};
     case tpk::MATERIAL_RUNS: return {true, true, 8, 8, 8 * nt};
     case tpk::TEXELS: {
       uint64_t texels = 0;  // textures lie back to back: at most the sum of their mip chains

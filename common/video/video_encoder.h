@@ -16,7 +16,7 @@ struct EncoderSettings {
   int width = 0, height = 0;  // even
   double bitrate_mbit = 30;   // the target rate at `fps` frames a second
   double fps = 60;            // frames a second the rate is spread over
-  unsigned threads = 0;       // 0: one per hardware thread (at most 8)
+  unsigned threads = 0;       // 0: one per hardware thread (at most 16)
 };
 
 struct EncodedFrame {
@@ -47,6 +47,6 @@ std::unique_ptr<VideoEncoder> make_h264_encoder(const EncoderSettings& settings)
 std::unique_ptr<VideoEncoder> make_vp9_encoder(const EncoderSettings& settings);
 std::unique_ptr<VideoEncoder> make_av1_encoder(const EncoderSettings& settings);
 
-unsigned encoder_threads(unsigned asked);  // 0: one per hardware thread, at most 8
+unsigned encoder_threads(unsigned asked);  // 0: one per hardware thread, at most 16
 
 }  // namespace tessera::video

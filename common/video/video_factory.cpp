@@ -8,7 +8,7 @@ namespace tessera::video {
 
 unsigned encoder_threads(unsigned asked) {
   if (asked) return asked;
-  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
 }
 
 std::unique_ptr<VideoEncoder> make_video_encoder(Codec codec, const EncoderSettings& settings) {

@@ -33,11 +33,13 @@ TS_FN void kd_packet_test(const SceneView* scene, KdPacketHits* s, uint tri, ts_
   float3 p0, p1, p2;
   ts_floatv t, u, v;
   ts_intv ok;
+  int ties[TS_SIMD_LANES];
+  uint l;
+  for (l = 0u; l < TS_SIMD_LANES; ++l) ties[l] = kd_hit_wins_tie(&hits[l], tri) ? -1 : 0;
   scene_triangle_vertices(scene, tri, &p0, &p1, &p2);
-  ok = triangle_intersect_packet(&s->rays, p0, p1, p2, s->tmin, s->best, &t, &u, &v) & mask;
+  ok = triangle_intersect_packet(&s->rays, p0, p1, p2, s->tmin, s->best, ts_simd_load_int(ties), &t, &u, &v) & mask;
   if (ts_simd_any(ok)) {
     int oks[TS_SIMD_LANES];
-    uint l;
     s->best = ts_simd_select(s->best, t, ok);
     ts_simd_store_int(ok, oks);
     for (l = 0u; l < TS_SIMD_LANES; ++l)

@@ -24,6 +24,11 @@
  * other t0 makes the ray visit other cells, which can change which of two equally near hits it
  * reports.
  *
+ * Equally near hits: among triangles hit at the very same t the lowest triangle index wins
+ * (kd_hit_wins_tie). The closest hit is then a function of the ray and the triangles alone, not of
+ * the order a tree visits them in, so two trees over the same positions (the fast and the compact
+ * profile, worker/render/scene_memory.h) report the same hit for every ray.
+ *
  *   kd_intersect_closest(scene, origin, dir, tmin, tmax, &hit)  closest hit in (tmin, tmax)
  *   kd_intersect_any(scene, origin, dir, tmin, tmax)            any hit in (tmin, tmax), for shadows
  *
@@ -98,6 +103,10 @@ TS_FN float3 kd_inverse_direction(float3 dir) {
                      dir.z != 0.0f ? 1.0f / dir.z : TS_INFINITY);
 }
 
+/* Whether triangle tri, hit at the same t as the closest hit so far, replaces it: the lower index
+ * wins (no hit so far: t equals the segment's end, which is outside it). */
+TS_FN int kd_hit_wins_tie(const Hit* hit, uint tri) { return hit->tri != TS_KD_NO_TRIANGLE && tri < hit->tri; }
+
 /* Tests one triangle against the ray, shrinking *best on a hit. */
 TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint tri, float tmin, float* best,
                            Hit* hit) {
@@ -105,7 +114,7 @@ TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint 
   float t, u, v;
   TS_KD_COUNT(triangle, 1u);
   scene_triangle_vertices(scene, tri, &p0, &p1, &p2);
-  if (!triangle_intersect(ray, p0, p1, p2, tmin, *best, &t, &u, &v)) return 0;
+  if (!triangle_intersect_tie(ray, p0, p1, p2, tmin, *best, kd_hit_wins_tie(hit, tri), &t, &u, &v)) return 0;
   *best = t;
   hit->tri = tri;
   hit->t = t;
@@ -116,7 +125,7 @@ TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint 
 
 #ifdef TS_KD_CPU
 /* Tests refs[0, n), 1 <= n <= TS_SIMD_LANES, at once; the closest hit wins and, among equal t, the
- * earliest reference: exactly what testing them one by one with kd_test_triangle gives. */
+ * lowest triangle index: exactly what testing them one by one with kd_test_triangle gives. */
 TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray, TS_GLOBAL const uint* refs, uint n,
                                  float tmin, float* best, Hit* hit) {
   TriangleBatch batch;
@@ -133,7 +142,7 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
   ts_simd_store(uv, u);
   ts_simd_store(vv, v);
   for (i = 0u; i < n; ++i)
-    if (ok[i] && t[i] < *best) {
+    if (ok[i] && (t[i] < *best || (t[i] == *best && kd_hit_wins_tie(hit, tris[i])))) {
       *best = t[i];
       hit->tri = tris[i];
       hit->t = t[i];

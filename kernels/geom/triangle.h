@@ -39,9 +39,10 @@ TS_FN TriangleRay triangle_ray_setup(float3 org, float3 dir) {
   return r;
 }
 
-/* Returns 1 and writes t, u, v when the ray hits the triangle at tmin < t < tmax. */
-TS_FN int triangle_intersect(const TriangleRay* r, float3 p0, float3 p1, float3 p2, float tmin, float tmax,
-                             float* t_out, float* u_out, float* v_out) {
+/* Returns 1 and writes t, u, v when the ray hits the triangle at tmin < t < tmax, or at t == tmax
+ * too when tie is set (the traversal's rule for equally near hits, kernels/accel/kdtree_traverse.h). */
+TS_FN int triangle_intersect_tie(const TriangleRay* r, float3 p0, float3 p1, float3 p2, float tmin, float tmax, int tie,
+                                 float* t_out, float* u_out, float* v_out) {
   float3 a = v3_sub(p0, r->org);
   float3 b = v3_sub(p1, r->org);
   float3 c = v3_sub(p2, r->org);
@@ -58,11 +59,17 @@ TS_FN int triangle_intersect(const TriangleRay* r, float3 p0, float3 p1, float3 
   float tz = eu * (r->sz * az) + ev * (r->sz * bz) + ew * (r->sz * cz);
   float inv_det = 1.0f / det;
   float t = tz * inv_det;
-  if (!(t > tmin && t < tmax)) return 0; /* also rejects NaN */
+  if (!(t > tmin && (t < tmax || (tie && t == tmax)))) return 0; /* also rejects NaN */
   *t_out = t;
   *u_out = ev * inv_det;
   *v_out = ew * inv_det;
   return 1;
+}
+
+/* Returns 1 and writes t, u, v when the ray hits the triangle at tmin < t < tmax. */
+TS_FN int triangle_intersect(const TriangleRay* r, float3 p0, float3 p1, float3 p2, float tmin, float tmax,
+                             float* t_out, float* u_out, float* v_out) {
+  return triangle_intersect_tie(r, p0, p1, p2, tmin, tmax, 0, t_out, u_out, v_out);
 }
 
 #endif

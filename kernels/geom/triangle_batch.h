@@ -11,7 +11,8 @@ typedef struct TriangleBatch {
   float p[3][3][TS_SIMD_LANES];
 } TriangleBatch;
 
-/* Per lane: -1 where the ray hits that triangle at tmin < t < tmax, writing t, u and v there. */
+/* Per lane: -1 where the ray hits that triangle at tmin < t <= tmax, writing t, u and v there (the
+ * caller keeps t == tmax only where its rule for equally near hits says so). */
 TS_FN ts_intv triangle_intersect_simd(const TriangleRay* r, const TriangleBatch* b, float tmin, float tmax, ts_floatv* t_out,
                                   ts_floatv* u_out, ts_floatv* v_out) {
   const ts_floatv ox = ts_simd_splat(v3_get(r->org, r->kx)), oy = ts_simd_splat(v3_get(r->org, r->ky));
@@ -33,7 +34,7 @@ TS_FN ts_intv triangle_intersect_simd(const TriangleRay* r, const TriangleBatch*
   *t_out = t;
   *u_out = ev * inv_det;
   *v_out = ew * inv_det;
-  return ~outside & (det != zero) & (t > ts_simd_splat(tmin)) & (t < ts_simd_splat(tmax));
+  return ~outside & (det != zero) & (t > ts_simd_splat(tmin)) & (t <= ts_simd_splat(tmax));
 }
 
 #endif

@@ -52,9 +52,10 @@ TS_FN ts_floatv triangle_packet_pick(ts_floatv x, ts_floatv y, ts_floatv z, ts_i
   return ts_simd_select(ts_simd_select(z, y, is1), x, is0);
 }
 
-/* Per lane: -1 where that lane's ray hits the triangle at tmin < t < tmax, writing t, u and v. */
+/* Per lane: -1 where that lane's ray hits the triangle at tmin < t < tmax (or t == tmax where tie is
+ * set), writing t, u and v. */
 TS_FN ts_intv triangle_intersect_packet(const TrianglePacket* r, float3 p0, float3 p1, float3 p2, ts_floatv tmin,
-                                        ts_floatv tmax, ts_floatv* t_out, ts_floatv* u_out, ts_floatv* v_out) {
+                                        ts_floatv tmax, ts_intv tie, ts_floatv* t_out, ts_floatv* u_out, ts_floatv* v_out) {
   const ts_floatv zero = ts_simd_splat(0.0f);
   ts_floatv a0 = ts_simd_splat(p0.x) - r->ox, a1 = ts_simd_splat(p0.y) - r->oy, a2 = ts_simd_splat(p0.z) - r->oz;
   ts_floatv b0 = ts_simd_splat(p1.x) - r->ox, b1 = ts_simd_splat(p1.y) - r->oy, b2 = ts_simd_splat(p1.z) - r->oz;
@@ -79,7 +80,7 @@ TS_FN ts_intv triangle_intersect_packet(const TrianglePacket* r, float3 p0, floa
   *t_out = t;
   *u_out = ev * inv_det;
   *v_out = ew * inv_det;
-  return ~outside & (det != zero) & (t > tmin) & (t < tmax);
+  return ~outside & (det != zero) & (t > tmin) & ((t < tmax) | ((t == tmax) & tie));
 }
 
 #endif

@@ -20,7 +20,32 @@ TS_FN void scene_gather_triangles(const SceneView* scene, TS_GLOBAL const uint* 
     vertex[1][i] = t.y;
     vertex[2][i] = t.z;
   }
-  if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) { /* records: the decoded position in x, y, z */
+  if (scene_flags(scene) & TS_SCENE_CELL_VERTICES) { /* vertex words, then cells, then the decode lane-parallel */
+    uint offsets[3][TS_SIMD_LANES], cell_ij[3][TS_SIMD_LANES], cell_k[3][TS_SIMD_LANES];
+    const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
+    for (k = 0u; k < 3u; ++k)
+      for (i = 0u; i < TS_SIMD_LANES; ++i) {
+        uint2 w = ts_load_uint2(scene->quantized_vertices, vertex[k][i]);
+        offsets[k][i] = w.x;
+        cell_k[k][i] = w.y & 0xFFFFu; /* the cell index, for now */
+      }
+    for (k = 0u; k < 3u; ++k)
+      for (i = 0u; i < TS_SIMD_LANES; ++i) {
+        uint2 c = scene_cell_coordinates(scene, cell_k[k][i]);
+        cell_ij[k][i] = c.x;
+        cell_k[k][i] = c.y;
+      }
+    for (k = 0u; k < 3u; ++k) { /* decode_quantized_position, lane by lane the same arithmetic */
+      ts_uintv o = ts_simd_load_uint(offsets[k]), ij = ts_simd_load_uint(cell_ij[k]);
+      ts_floatv fx = ts_simd_from_uint(ij & 0xFFFFu) + ts_simd_from_uint(o & 1023u) * ts_simd_splat(inv_levels);
+      ts_floatv fy = ts_simd_from_uint(ij >> 16) + ts_simd_from_uint((o >> 10) & 1023u) * ts_simd_splat(inv_levels);
+      ts_floatv fz = ts_simd_from_uint(ts_simd_load_uint(cell_k[k])) +
+                     ts_simd_from_uint((o >> 20) & 1023u) * ts_simd_splat(inv_levels);
+      ts_simd_store(ts_simd_splat(scene->anchor_x) + fx * ts_simd_splat(scene->cell_size), batch->p[k][0]);
+      ts_simd_store(ts_simd_splat(scene->anchor_y) + fy * ts_simd_splat(scene->cell_size), batch->p[k][1]);
+      ts_simd_store(ts_simd_splat(scene->anchor_z) + fz * ts_simd_splat(scene->cell_size), batch->p[k][2]);
+    }
+  } else if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) { /* records: the decoded position in x, y, z */
     for (k = 0u; k < 3u; ++k)
       for (i = 0u; i < TS_SIMD_LANES; ++i) {
         uint4 r = ts_load_uint4(scene->vertex_records, vertex[k][i]);

@@ -10,7 +10,14 @@
  * texture coordinate; its normal index lies apart (normal_indices, 2 bytes). The record once held
  * the offsets, the cell's coordinates and the normal index instead: a vertex now takes 18 bytes of
  * device memory instead of 16, and a triangle test decodes nothing (decoding in the test cost the
- * H100 14-16 % of its rays). 3 x 32-bit vertex indices a triangle (or 8 bytes, packed, below). */
+ * H100 14-16 % of its rays). 3 x 32-bit vertex indices a triangle (or 8 bytes, packed, below).
+ *
+ * The compact scene-memory profile (TS_SCENE_CELL_VERTICES, worker/render/scene_memory.h) keeps the
+ * .tpk's 12 bytes a vertex in device memory instead: the 8-byte quantized vertex (offsets; cell index
+ * | normal index << 16) in quantized_vertices, the texture coordinate in texcoords_q, and a cell
+ * table of one word a cell (i | j << 11 | k << 22, or two words, TS_SCENE_WIDE_CELLS, for grids
+ * too large for that). The triangle test decodes with decode_quantized_position, the very function
+ * the load-time decode runs, so both profiles see bit-identical positions. */
 #ifndef TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #define TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #include "kernels/base/vec.h"
@@ -25,6 +32,18 @@
  * TS_PACKED_TRIANGLE_MAX_VERTICES vertices (a third less memory and one load instead of three). */
 #define TS_SCENE_PACKED_TRIANGLES 32u
 #define TS_PACKED_TRIANGLE_MAX_VERTICES (1u << 21)
+/* Positions decoded in the triangle test from quantized_vertices and cells (the compact profile). */
+#define TS_SCENE_CELL_VERTICES 64u
+/* The cell table holds two words a cell (i | j << 16, k: the .tpk's CELL_TABLE) instead of one. */
+#define TS_SCENE_WIDE_CELLS 128u
+#define TS_CELL_WORD_MAX_IJ 2047u /* one-word cells: i and j below 2^11, k below 2^10 */
+#define TS_CELL_WORD_MAX_K 1023u
+/* Packed triangles of a compact-profile scene with more vertices than 21 bits index: each block of
+ * TS_TRIANGLE_BLOCK triangles holds offsets from its own base vertex (triangle_bases, the block's
+ * lowest index), where every block's vertices lie within 2^21 of it (else triangles keep 12 bytes). */
+#define TS_SCENE_TRIANGLE_BASES 256u
+#define TS_TRIANGLE_BLOCK_SHIFT 6u
+#define TS_TRIANGLE_BLOCK (1u << TS_TRIANGLE_BLOCK_SHIFT)
 
 #define TS_POSITION_OFFSET_LEVELS 1023.0f /* offsets 0..1023 span a cell edge inclusive */
 
@@ -59,9 +78,13 @@ typedef struct SceneView {
   TS_GLOBAL const ushort* normal_indices; /* normal-table index per vertex (normals quantized) */
   TS_GLOBAL const ushort* normal_table;   /* xyz per entry, IEEE half */
   TS_GLOBAL const float* texcoords;       /* uv per vertex (texcoords not quantized) */
-  TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point (positions not quantized) */
+  TS_GLOBAL const ushort* texcoords_q;    /* uv per vertex, fixed point (positions not quantized, or TS_SCENE_CELL_VERTICES) */
   TS_GLOBAL const uint* kd_nodes;         /* two 32-bit words per node, see kernels/accel/kdtree_layout.h */
   TS_GLOBAL const uint* kd_leaf_refs;     /* triangle indices of leaves holding two or more */
+  TS_GLOBAL const uint* quantized_vertices; /* 2 words per vertex (TS_SCENE_CELL_VERTICES) */
+  TS_GLOBAL const uint* cells;            /* 1 (or 2, TS_SCENE_WIDE_CELLS) words per cell (TS_SCENE_CELL_VERTICES) */
+  TS_GLOBAL const uint* triangle_bases;   /* base vertex per block of triangles (TS_SCENE_TRIANGLE_BASES) */
+  float anchor_x, anchor_y, anchor_z, cell_size; /* decode_quantized_position's (TS_SCENE_CELL_VERTICES) */
   float bounds_min_x, bounds_min_y, bounds_min_z;
   float bounds_max_x, bounds_max_y, bounds_max_z;
 #ifdef TS_KD_LOCAL_STACK_ON
@@ -75,6 +98,7 @@ typedef struct SceneConstants {
   uint triangle_count;
   float bounds_min_x, bounds_min_y, bounds_min_z;
   float bounds_max_x, bounds_max_y, bounds_max_z;
+  float anchor_x, anchor_y, anchor_z, cell_size;
 } SceneConstants;
 
 TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
@@ -86,6 +110,10 @@ TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
   v->bounds_max_x = c->bounds_max_x;
   v->bounds_max_y = c->bounds_max_y;
   v->bounds_max_z = c->bounds_max_z;
+  v->anchor_x = c->anchor_x;
+  v->anchor_y = c->anchor_y;
+  v->anchor_z = c->anchor_z;
+  v->cell_size = c->cell_size;
 }
 
 /* Decodes a quantized position (the .tpk's cell and offsets; at load time, into the vertex records);
@@ -142,6 +170,12 @@ TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
     v.x = w.x & 0x1FFFFFu;
     v.y = (w.x >> 21) | ((w.y & 0x3FFu) << 11);
     v.z = w.y >> 10;
+    if (scene_flags(scene) & TS_SCENE_TRIANGLE_BASES) {
+      uint base = scene->triangle_bases[tri >> TS_TRIANGLE_BLOCK_SHIFT];
+      v.x += base;
+      v.y += base;
+      v.z += base;
+    }
   } else {
     TS_GLOBAL const uint* t = scene->triangles + 3u * tri;
     v.x = t[0];
@@ -152,7 +186,33 @@ TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
   return v;
 }
 
+/* One-word cell of the compact profile's table. */
+TS_FN uint scene_pack_cell(uint i, uint j, uint k) { return i | (j << 11) | (k << 22); }
+
+/* The cell's coordinates as decode_quantized_position takes them: i | j << 16 in x, k in y. */
+TS_FN uint2 scene_cell_coordinates(const SceneView* scene, uint cell) {
+  uint2 c;
+  if (scene_flags(scene) & TS_SCENE_WIDE_CELLS) {
+    c = ts_load_uint2(scene->cells, cell);
+    c.y &= 0xFFFFu;
+  } else {
+    uint w = scene->cells[cell];
+    c.x = (w & 2047u) | (((w >> 11) & 2047u) << 16);
+    c.y = w >> 22;
+  }
+  return c;
+}
+
+/* A vertex of the compact profile decoded from its words (offsets; cell | normal << 16). */
+TS_FN float3 scene_decode_cell_vertex(const SceneView* scene, uint2 words) {
+  uint2 c = scene_cell_coordinates(scene, words.y & 0xFFFFu);
+  return decode_quantized_position(words.x, c.x, c.y, scene->anchor_x, scene->anchor_y, scene->anchor_z,
+                                   scene->cell_size);
+}
+
 TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
+  if (scene_flags(scene) & TS_SCENE_CELL_VERTICES)
+    return scene_decode_cell_vertex(scene, ts_load_uint2(scene->quantized_vertices, vertex));
   if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) {
     uint4 r = ts_load_uint4(scene->vertex_records, vertex); /* one 16-byte load; w: the texcoord */
     return make_float3(ts_as_float(r.x), ts_as_float(r.y), ts_as_float(r.z));
@@ -162,6 +222,14 @@ TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
 
 TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0, float3* p1, float3* p2) {
   uint4 t = scene_triangle_indices(scene, tri);
+  if (scene_flags(scene) & TS_SCENE_CELL_VERTICES) { /* the three vertex loads first, then the cells */
+    uint2 w0 = ts_load_uint2(scene->quantized_vertices, t.x), w1 = ts_load_uint2(scene->quantized_vertices, t.y);
+    uint2 w2 = ts_load_uint2(scene->quantized_vertices, t.z);
+    *p0 = scene_decode_cell_vertex(scene, w0);
+    *p1 = scene_decode_cell_vertex(scene, w1);
+    *p2 = scene_decode_cell_vertex(scene, w2);
+    return;
+  }
   *p0 = scene_vertex_position(scene, t.x);
   *p1 = scene_vertex_position(scene, t.y);
   *p2 = scene_vertex_position(scene, t.z);
@@ -171,7 +239,9 @@ TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0,
 TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
   if (scene_flags(scene) & TS_SCENE_NORMALS_QUANTIZED)
   {
-    TS_GLOBAL const ushort* n = scene->normal_table + 3u * (uint)scene->normal_indices[vertex];
+    uint index = (scene_flags(scene) & TS_SCENE_CELL_VERTICES) ? scene->quantized_vertices[2u * vertex + 1u] >> 16
+                                                               : (uint)scene->normal_indices[vertex];
+    TS_GLOBAL const ushort* n = scene->normal_table + 3u * index;
     return make_float3(ts_half_to_float(n), ts_half_to_float(n + 1), ts_half_to_float(n + 2));
   }
   return v3_load(scene->normals + 3u * vertex);
@@ -181,7 +251,7 @@ TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
  * is 2^-(fraction bits) of the triangle's material. */
 TS_FN float2 scene_vertex_texcoord(const SceneView* scene, uint vertex, float quantized_scale) {
   if (scene_flags(scene) & TS_SCENE_TEXCOORDS_QUANTIZED) {
-    if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) {
+    if ((scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) && !(scene_flags(scene) & TS_SCENE_CELL_VERTICES)) {
       uint uv = scene->vertex_records[4u * vertex + 3u];
       return make_float2((float)(uv & 0xFFFFu) * quantized_scale, (float)(uv >> 16) * quantized_scale);
     }

@@ -133,6 +133,8 @@ void WorkerLink::on_message(wire::Envelope& message) {
       event.info = info_;
       event.scene = status;
       event.scene.set_device(net::printable_peer_text(status.device(), 120));
+      // fast | compact; empty from workers that predate the choice, which hold the fast profile
+      event.scene.set_scene_memory(status.scene_memory() == "compact" ? "compact" : "fast");
       event.pushed = pushed_;
       sink_(std::move(event));
       return;

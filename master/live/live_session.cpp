@@ -554,6 +554,7 @@ void LiveSession::worker_changed(const WorkerChange& change) {
   WorkerState& w = workers_[size_t(change.worker)];
   w.name = change.name;
   if (!change.device.empty()) w.device = change.device;
+  if (!change.scene_memory.empty()) w.scene_memory = change.scene_memory;
   std::string text;
   switch (change.kind) {
     case WorkerChange::Kind::ready:

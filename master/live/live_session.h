@@ -80,6 +80,7 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   };
   struct WorkerState {
     std::string name, device, state = "connecting";
+    std::string scene_memory;  // "fast" | "compact" once ready (SceneStatus.scene_memory)
   };
   struct WorkerLoad {
     Clock::time_point at;

@@ -25,6 +25,7 @@ void LiveSession::tick() {
       }
     workers.push_back({{"name", workers_[i].name},
                        {"device", workers_[i].device},
+                       {"scene_memory", workers_[i].scene_memory},
                        {"state", workers_[i].state},
                        {"tiles_per_s", tiles / window_s},
                        {"busy_pct", std::min(100.0, busy / (window_s * 10.0))},

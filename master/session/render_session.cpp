@@ -402,6 +402,7 @@ RunSummary RenderSession::summary() const {
   for (const auto& w : workers_) {
     base.worker_names.push_back(w.name);
     base.worker_devices.push_back(w.device);
+    base.worker_scene_memory.push_back(w.scene_memory);
   }
   base.mode = options_.mode;
   base.stereo = options_.stereo;

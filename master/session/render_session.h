@@ -63,6 +63,7 @@ class RenderSession final : private ScheduleOutput {
   struct WorkerView {
     std::string name;  // address, then the worker's own name
     std::string device;
+    std::string scene_memory = "fast";  // the worker's scene-memory profile (SceneStatus.scene_memory)
     bool ready = false;
     bool dropping = false;
     std::string last_failure;

@@ -22,6 +22,7 @@ void RenderSession::handle(LinkEvent& event) {
       w.ready = true;
       w.dropping = false;
       w.device = event.scene.device();
+      w.scene_memory = event.scene.scene_memory();
       w.last_progress = Clock::now();
       if (!event.info.name().empty()) w.name = cluster_.address(index).text() + " (" + event.info.name() + ")";
       {
@@ -40,19 +41,21 @@ void RenderSession::handle(LinkEvent& event) {
       std::snprintf(load, sizeof load, "%.0f ms", event.scene.load_ms());
       std::string features;
       for (const auto& f : event.info.features()) features += (features.empty() ? "" : " ") + f;
-      net::log_info(std::string(rejoin ? "rejoined: " : "ready: ") + w.name + " on " + w.device + ", scene " +
+      net::log_info(std::string(rejoin ? "rejoined: " : "ready: ") + w.name + " on " + w.device + ", " + w.scene_memory +
+                    " scene memory, scene " +
                     (event.pushed ? "pushed and loaded in " : "loaded in ") + load + (features.empty() ? "" : ", features: " + features));
       if (const auto warning = worker_version_warning(w.name, event.info.version(), build_description()); !warning.empty())
         net::log_warning(warning);
       scheduler_.add_worker(index);
       if (observer_)
-        observer_->worker_changed({rejoin ? WorkerChange::Kind::rejoined : WorkerChange::Kind::ready, index, w.name, w.device, {}});
+        observer_->worker_changed(
+            {rejoin ? WorkerChange::Kind::rejoined : WorkerChange::Kind::ready, index, w.name, w.device, {}, w.scene_memory});
       return;
     }
     case LinkEvent::Kind::failed:
       if (w.last_failure != event.reason) {
         net::log_warning(w.name + ": " + event.reason);
-        if (observer_) observer_->worker_changed({WorkerChange::Kind::failed, index, w.name, w.device, event.reason});
+        if (observer_) observer_->worker_changed({WorkerChange::Kind::failed, index, w.name, w.device, event.reason, {}});
       }
       w.last_failure = event.reason;
       return;
@@ -64,7 +67,7 @@ void RenderSession::handle(LinkEvent& event) {
       for (auto& [id, frame] : open_) frame.record.reassigned = scheduler_.reassigned(id);
       net::log_warning("lost " + w.name + ": " + event.reason +
                        (taken ? "; its " + std::to_string(taken) + " outstanding tiles go to the other workers" : ""));
-      if (observer_) observer_->worker_changed({WorkerChange::Kind::lost, index, w.name, w.device, event.reason});
+      if (observer_) observer_->worker_changed({WorkerChange::Kind::lost, index, w.name, w.device, event.reason, {}});
       return;
     }
     case LinkEvent::Kind::composited: return handle_composited(event);

@@ -36,6 +36,7 @@ struct WorkerChange {
   Kind kind = Kind::ready;
   int worker = -1;
   std::string name, device, reason;
+  std::string scene_memory;  // ready, rejoined: "fast" | "compact" (SceneStatus.scene_memory)
 };
 
 class SessionObserver {

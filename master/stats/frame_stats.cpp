@@ -141,6 +141,7 @@ nlohmann::json live_stages_json(const LiveStageMedians& m) {
 nlohmann::json to_json(const RunSummary& s) {
   return {{"workers", s.worker_names},
           {"devices", s.worker_devices},
+          {"scene_memory", s.worker_scene_memory},
           {"mode", s.mode},
           {"stereo", s.stereo},
           {"schedule", s.schedule},

@@ -93,6 +93,7 @@ struct FrameRecord {
 struct RunSummary {
   std::vector<std::string> worker_names;
   std::vector<std::string> worker_devices;
+  std::vector<std::string> worker_scene_memory;  // "fast" | "compact" a worker (SceneStatus.scene_memory)
   std::string mode, schedule, scene, poses;  // mode: raytrace | pathtrace | vct
   bool stereo = false;
   uint32_t width = 0, height = 0, tile_size = 0;

@@ -73,7 +73,7 @@ export class Dashboard {
     this.workersBody.replaceChildren(...workers.map((w, i) => {
       const row = document.createElement('tr');
       row.className = `state-${w.state}`;
-      const cells = [w.name, w.device, w.state, formatNumber(w.tiles_per_s), formatNumber(w.busy_pct), w.scene];
+      const cells = [w.name, w.scene_memory ? `${w.device} (${w.scene_memory} scene memory)` : w.device, w.state, formatNumber(w.tiles_per_s), formatNumber(w.busy_pct), w.scene];
       cells.forEach((text, column) => {
         const cell = document.createElement('td');
         if (column === 0) {

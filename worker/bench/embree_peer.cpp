@@ -39,7 +39,7 @@ double median_of(std::vector<double> v) {
 
 std::vector<RayKindResult> host_trace(const PackedScene& scene, const CameraParams& camera, const std::array<float, 3>& light,
                                       const RayBenchOptions& options) {
-  const SceneView view = scene.host_view();
+  const SceneView view = scene.host_view(options.scene_memory);
   const unsigned threads = options.embree_threads ? options.embree_threads : std::max(1u, std::thread::hardware_concurrency());
   const uint32_t w = camera.width, h = camera.height;
   std::vector<float4> hits(size_t(w) * h);

@@ -18,6 +18,7 @@
 #include "kernels/integrators/bench_rays.h"  // TS_BENCH_DIFFUSE_SEED
 #include "kernels/render/ray_octant_sort.h"
 #include "worker/bench/embree_peer.h"
+#include "common/render/scene_uploads.h"
 #include "worker/render/device_scene.h"
 #include "worker/render/longest_first.h"
 #include "worker/render/persistent_launch.h"
@@ -211,10 +212,18 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   }
   const auto light = bench_light_position(scene);
   const uint64_t pixels = uint64_t(options.size) * options.size;
-  if (options.stats) result.stats = traversal_stats(scene, camera, light, facing);
+  if (options.stats) result.stats = traversal_stats(scene, camera, light, facing, options.scene_memory);
+  result.scene_memory = scene_memory_name(options.scene_memory);
+  result.configuration += std::string(", scene memory ") + result.scene_memory;
 
   if (options.device == "host") {
     result.device = "host (kernels compiled for the CPU)";
+    const SceneFootprint footprint = scene_footprint(scene, KdNodeLayout{}, options.scene_memory);
+    result.mesh_tree_bytes_per_triangle = double(footprint.mesh_tree_bytes) / scene.triangle_count();
+    result.scene_device_bytes = footprint.device_bytes;
+    char bytes[96];
+    std::snprintf(bytes, sizeof bytes, " (mesh + kd-tree %.1f B/tri on a device)", result.mesh_tree_bytes_per_triangle);
+    result.configuration += bytes;
     if (facing) result.configuration += facing_note;
     result.kinds = host_trace(scene, camera, light, options);
     if (options.embree) result.embree = embree_trace(scene, camera, light, options, result.embree_note);
@@ -223,9 +232,10 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   const cl::Device device = cl::Device::open(options.device);
   result.device = device.info().name + " (" + device.info().platform_name + ")";
   cl::DeviceMemoryBudget budget(device);
-  const DeviceScene device_scene(device, budget, scene);
+  const DeviceScene device_scene(device, budget, scene, kd_node_layout_from_environment(), options.scene_memory);
   result.kd_layout = device_scene.kd_layout().name();
   result.mesh_tree_bytes_per_triangle = double(device_scene.mesh_tree_bytes()) / scene.triangle_count();
+  result.scene_device_bytes = device_scene.device_bytes();
   char layout[96];
   std::snprintf(layout, sizeof layout, ", kd nodes %s (mesh + kd-tree %.1f B/tri on the device)", result.kd_layout.c_str(),
                 result.mesh_tree_bytes_per_triangle);
@@ -354,10 +364,12 @@ nlohmann::json to_json(const RayBenchResult& r) {
                    {"configuration", r.configuration},
                    {"device", r.device},
                    {"kernels", kinds(r.kinds)},
-                   {"shadow_rays", r.shadow_rays}};
+                   {"shadow_rays", r.shadow_rays},
+                   {"scene_memory", r.scene_memory},
+                   {"mesh_tree_bytes_per_triangle", r.mesh_tree_bytes_per_triangle},
+                   {"scene_device_bytes", r.scene_device_bytes}};
   if (!r.kd_layout.empty()) {
     j["kd_layout"] = r.kd_layout;
-    j["mesh_tree_bytes_per_triangle"] = r.mesh_tree_bytes_per_triangle;
     j["rays"] = r.ray_source;
     j["schedule"] = r.schedule;
     if (r.costs_from_yaw_degrees) j["costs_from_yaw_degrees"] = *r.costs_from_yaw_degrees;

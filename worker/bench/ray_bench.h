@@ -52,6 +52,7 @@ struct RayBenchOptions {
   // Which pixels cast a shadow ray: all (every pixel with a primary hit) or facing (only those whose
   // surface faces the light, the rays the renderers cast; kernels/integrators/bench_rays.h).
   std::string shadow_rays = "all";
+  SceneMemory scene_memory = SceneMemory::fast;  // how the scene lies in device memory (common/scene/scene_memory.h)
   bool stats = false;    // count traversal steps per ray on the host (worker/bench/traversal_stats.h)
   bool embree = true;    // trace the same rays with Embree on the CPU, where built in
   unsigned embree_threads = 0;
@@ -66,7 +67,11 @@ struct RayBenchResult {
   std::optional<float> costs_from_yaw_degrees;  // RayBenchOptions::costs_from_yaw_degrees
   std::vector<std::string> cost_maps;           // the pictures RayBenchOptions::cost_map wrote
   std::string kd_layout;      // OpenCL devices: TESSERA_KD_LAYOUT (dfs, blocked, blocked64)
-  double mesh_tree_bytes_per_triangle = 0.0;  // OpenCL devices: triangles, vertices, kd-tree
+  std::string scene_memory = "fast";  // RayBenchOptions::scene_memory
+  // Triangles, vertices, kd-tree on the device (DeviceScene::mesh_tree_bytes; on the host backend
+  // what an OpenCL device with the default node layout would hold), and every scene buffer.
+  double mesh_tree_bytes_per_triangle = 0.0;
+  uint64_t scene_device_bytes = 0;
   std::string device;
   std::vector<RayKindResult> kinds;
   std::vector<RayKindResult> embree;  // empty without Embree

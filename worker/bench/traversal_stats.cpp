@@ -96,8 +96,8 @@ TraversalStats summarize(const std::string& kind, const Totals& t) {
 }  // namespace
 
 std::vector<TraversalStats> traversal_stats(const PackedScene& scene, const CameraParams& camera, const std::array<float, 3>& light,
-                                            bool facing_only) {
-  const SceneView view = scene.host_view();
+                                            bool facing_only, SceneMemory memory) {
+  const SceneView view = scene.host_view(memory);
   const float3 l = make_float3(light[0], light[1], light[2]);
   std::vector<float4> hits(size_t(camera.width) * camera.height);
   std::vector<TraversalStats> out;

@@ -27,7 +27,7 @@ struct TraversalStats {
 
 // facing_only: shadow rays only where the surface faces the light (RayBenchOptions::shadow_rays).
 std::vector<TraversalStats> traversal_stats(const PackedScene& scene, const CameraParams& camera, const std::array<float, 3>& light,
-                                            bool facing_only);
+                                            bool facing_only, SceneMemory memory = SceneMemory::fast);
 std::string format_traversal_stats(const std::vector<TraversalStats>& stats);
 nlohmann::json to_json(const TraversalStats& stats);
 

@@ -22,7 +22,9 @@ void refuse_on_null_device(const RendererOptions& device, const char* mode) {
 PathTraceRenderer& pathtrace_renderer(LoadedScene& scene, const PathTraceRendererOptions& options) {
   refuse_on_null_device(options.device, "pathtrace");
   if (!scene.pathtrace) {
-    scene.pathtrace = std::make_unique<PathTraceRenderer>(scene.scene, options);
+    PathTraceRendererOptions in_profile = options;  // the scene's scene-memory profile
+    in_profile.device.scene_memory = scene.memory;
+    scene.pathtrace = std::make_unique<PathTraceRenderer>(scene.scene, in_profile);
     net::log_info("scene " + scene.name + ": path tracer on " + scene.pathtrace->description());
   }
   return *scene.pathtrace;
@@ -41,7 +43,9 @@ VctGridSlot& vct_grid(LoadedScene& scene, const RendererOptions& device, const V
   VctGridSlot slot;
   slot.options = options;
   slot.scene_lights = vct_lights_for_scene(scene.scene);
-  slot.renderer = make_vct_renderer(scene.scene, device, options, slot.scene_lights);
+  RendererOptions in_profile = device;  // the scene's scene-memory profile
+  in_profile.scene_memory = scene.memory;
+  slot.renderer = make_vct_renderer(scene.scene, in_profile, options, slot.scene_lights);
   const VctStepTimes& t = slot.renderer->build_times();
   char text[160];
   std::snprintf(text, sizeof text, ": voxelized at %u^3%s in %.1f ms (mip levels %.1f ms), %.1f MB", options.grid,

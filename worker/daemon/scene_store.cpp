@@ -15,6 +15,7 @@
 #include "common/scene/tpk_file.h"
 #include "common/scene/tpk_index.h"
 #include "worker/render/scene_decode_budget.h"
+#include "worker/render/scene_memory_choice.h"
 
 namespace tessera::worker {
 namespace {
@@ -205,7 +206,10 @@ std::shared_ptr<LoadedScene> SceneStore::make_loaded(PackedScene scene, uint64_t
   loaded->hash = hash;
   loaded->name = name;
   loaded->scene = std::move(scene);
-  loaded->renderer = make_tile_renderer(loaded->scene, renderer_options_);
+  const SceneMemoryDecision memory = choose_scene_memory(loaded->scene, memory_mode_, renderer_options_);
+  loaded->memory = memory.memory;
+  loaded->renderer = make_tile_renderer(loaded->scene, renderer_options(*loaded));
+  net::log_info("scene " + name + ": " + memory.summary);
   loaded->load_ms = read_ms + ms_since(start);
   cache_.push_back(loaded);
   return loaded;

@@ -39,6 +39,7 @@ struct LoadedScene {
   uint64_t hash = 0;
   std::string name;
   PackedScene scene;
+  SceneMemory memory = SceneMemory::fast;  // the profile its renderers hold it in (worker/render/scene_memory_choice.h)
   std::unique_ptr<TileRenderer> renderer;  // refers to `scene`: declared after it
   double load_ms = 0;
   std::unique_ptr<PathTraceRenderer> pathtrace;  // holds every tile's progressive accumulation
@@ -56,7 +57,15 @@ class SceneStore {
   std::vector<wire::SceneEntry> entries() const;
   bool has(uint64_t hash) const;
   const std::filesystem::path& dir() const { return dir_; }
+  // The device options of a loaded scene's renderers: the worker's, in the scene's profile.
+  RendererOptions renderer_options(const LoadedScene& scene) const {
+    RendererOptions o = renderer_options_;
+    o.scene_memory = scene.memory;
+    return o;
+  }
   const RendererOptions& renderer_options() const { return renderer_options_; }
+  // --scene-memory: how scenes are loaded from now on (automatic unless set).
+  void set_scene_memory_mode(SceneMemoryMode mode) { memory_mode_ = mode; }
 
   // Loads (or takes from the cache) the scene with this hash and sets up its renderer.
   // Render thread only. Throws Error with the reason.
@@ -95,6 +104,7 @@ class SceneStore {
 
   std::filesystem::path dir_;
   RendererOptions renderer_options_;
+  SceneMemoryMode memory_mode_ = SceneMemoryMode::automatic;
   size_t cache_size_;
   uint64_t quota_bytes_;
   DecodeBudget decode_budget_;

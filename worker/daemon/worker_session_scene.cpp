@@ -29,6 +29,7 @@ void WorkerSession::handle_load_scene(const wire::LoadScene& load) {
     status.set_state(wire::SceneStatus::READY);
     status.set_device(scene_->renderer->description());
     status.set_device_bytes(scene_->renderer->scene_device_bytes());
+    status.set_scene_memory(scene_memory_name(scene_->memory));
     connection_->send(m);
     return;
   }
@@ -140,6 +141,7 @@ void WorkerSession::load_scene_async(uint64_t hash, const std::string& name, con
         status.set_state(wire::SceneStatus::READY);
         status.set_device(loaded->renderer->description());
         status.set_device_bytes(loaded->renderer->scene_device_bytes());
+        status.set_scene_memory(scene_memory_name(loaded->memory));
         status.set_load_ms(loaded->load_ms);
         net::log_info(self->peer() + ": scene " + loaded->name + " ready on " + loaded->renderer->description());
       } else {

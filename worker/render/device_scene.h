@@ -21,10 +21,11 @@ class DeviceScene {
  public:
   // kd_layout must be the layout the kernels were built for (TESSERA_KD_LAYOUT unless a caller
   // builds its programs with other layout options).
+  // memory: the scene-memory profile (common/scene/scene_memory.h; the fast one unless asked).
   DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene,
-              const KdNodeLayout& kd_layout = kd_node_layout_from_environment());
+              const KdNodeLayout& kd_layout = kd_node_layout_from_environment(), SceneMemory memory = SceneMemory::fast);
 
-  static constexpr cl_uint kSceneArgCount = 12;
+  static constexpr cl_uint kSceneArgCount = 14;
   static constexpr cl_uint kShadingArgCount = 9;
   // Sets TS_SCENE_PARAMS starting at argument `first`; returns the next argument index.
   cl_uint set_scene_args(cl::Kernel& kernel, cl_uint first = 0) const;
@@ -37,9 +38,11 @@ class DeviceScene {
   const std::vector<LightGpu>& scene_lights() const { return scene_lights_; }
 
   uint64_t device_bytes() const { return device_bytes_; }
+  SceneMemory scene_memory() const { return memory_; }
   const KdNodeLayout& kd_layout() const { return kd_layout_; }
   uint64_t kd_node_bytes() const { return kd_node_bytes_; }
-  // Triangles, vertices, kd-tree nodes and leaf lists: the memory ray traversal reads.
+  // Triangles, vertices (all their attributes in the compact profile: 12 bytes), the cell table,
+  // kd-tree nodes and leaf lists: the memory ray traversal reads.
   uint64_t mesh_tree_bytes() const { return mesh_tree_bytes_; }
   // Build options of the programs that render this scene: on GPUs the scene's flags as constants
   // (TS_SCENE_FLAGS, kernels/scene/scene_view.h), empty on CPU devices.
@@ -49,6 +52,7 @@ class DeviceScene {
  private:
   const PackedScene& scene_;
   KdNodeLayout kd_layout_;
+  SceneMemory memory_;
   uint64_t kd_node_bytes_ = 0, mesh_tree_bytes_ = 0;
   SceneConstants constants_{};
   std::string build_options_;

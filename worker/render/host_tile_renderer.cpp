@@ -9,8 +9,8 @@
 
 namespace tessera {
 
-HostTileRenderer::HostTileRenderer(const PackedScene& scene, unsigned threads)
-    : view_(scene.host_view()),
+HostTileRenderer::HostTileRenderer(const PackedScene& scene, unsigned threads, SceneMemory memory)
+    : view_(scene.host_view(memory)),
       shading_(ShadingData::build(scene)),
       context_(shading_.host_context()),
       scene_lights_(shading_.lights),

@@ -6,7 +6,7 @@ namespace tessera {
 
 class HostTileRenderer final : public TileRenderer {
  public:
-  HostTileRenderer(const PackedScene& scene, unsigned threads);
+  HostTileRenderer(const PackedScene& scene, unsigned threads, SceneMemory memory = SceneMemory::fast);
   std::string description() const override;
   uint64_t scene_device_bytes() const override { return 0; }
   void render_raytrace(const CameraParams& camera, const RenderSettings& settings, const TileRect& tile,

@@ -24,8 +24,8 @@ bool same_lights(const std::vector<VctLight>& a, const std::vector<VctLight>& b)
 }  // namespace
 
 HostVctRenderer::HostVctRenderer(const PackedScene& scene, unsigned threads, const VctOptions& options,
-                                 std::vector<VctLight> lights)
-    : view_(scene.host_view()),
+                                 std::vector<VctLight> lights, SceneMemory scene_memory)
+    : view_(scene.host_view(scene_memory)),
       shading_(ShadingData::build(scene)),
       context_(shading_.host_context()),
       threads_(threads),

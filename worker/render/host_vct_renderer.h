@@ -7,7 +7,8 @@ namespace tessera {
 
 class HostVctRenderer final : public VctRenderer {
  public:
-  HostVctRenderer(const PackedScene& scene, unsigned threads, const VctOptions& options, std::vector<VctLight> lights);
+  HostVctRenderer(const PackedScene& scene, unsigned threads, const VctOptions& options, std::vector<VctLight> lights,
+                  SceneMemory scene_memory = SceneMemory::fast);
   std::string description() const override;
   const VctGridParams& grid_params() const override { return grid_.params; }
   const VctGridStats& grid_stats() const override { return stats_; }

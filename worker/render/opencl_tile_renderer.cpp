@@ -37,10 +37,10 @@ struct PinnedPixels final : HostPixels {
 }  // namespace
 
 OpenClTileRenderer::OpenClTileRenderer(const PackedScene& scene, const std::string& device_spec,
-                                       std::optional<uint64_t> memory_limit)
+                                       std::optional<uint64_t> memory_limit, SceneMemory scene_memory)
     : device_(cl::Device::open(device_spec)),
       budget_(device_, memory_limit),
-      scene_(device_, budget_, scene),
+      scene_(device_, budget_, scene, kd_node_layout_from_environment(), scene_memory),
       program_(cl::build_program(device_, "kernels/device/opencl/raytrace.cl", scene_.build_options())),
       kernel_(program_.kernel("raytrace_tile")),
       aux_kernel_(program_.kernel("primary_aux_tiles")),

@@ -12,7 +12,8 @@ namespace tessera {
 
 class OpenClTileRenderer final : public TileRenderer {
  public:
-  OpenClTileRenderer(const PackedScene& scene, const std::string& device_spec, std::optional<uint64_t> memory_limit);
+  OpenClTileRenderer(const PackedScene& scene, const std::string& device_spec, std::optional<uint64_t> memory_limit,
+                     SceneMemory scene_memory = SceneMemory::fast);
   std::string description() const override;
   uint64_t scene_device_bytes() const override { return scene_.device_bytes(); }
   void render_raytrace(const CameraParams& camera, const RenderSettings& settings, const TileRect& tile,

@@ -30,10 +30,10 @@ bool same_lights(const std::vector<VctLight>& a, const std::vector<VctLight>& b)
 
 OpenClVctRenderer::OpenClVctRenderer(const PackedScene& scene, const std::string& device_spec,
                                      std::optional<uint64_t> memory_limit, const VctOptions& options,
-                                     std::vector<VctLight> lights)
+                                     std::vector<VctLight> lights, SceneMemory scene_memory)
     : device_(cl::Device::open(device_spec)),
       budget_(device_, memory_limit),
-      scene_(device_, budget_, scene),
+      scene_(device_, budget_, scene, kd_node_layout_from_environment(), scene_memory),
       program_(cl::build_program(device_, "kernels/device/opencl/vct.cl", scene_.build_options())),
       voxelize_(program_.kernel("vct_voxelize")),
       interior_columns_(program_.kernel("vct_interior_columns")),

@@ -22,7 +22,7 @@ namespace tessera {
 class OpenClVctRenderer final : public VctRenderer {
  public:
   OpenClVctRenderer(const PackedScene& scene, const std::string& device_spec, std::optional<uint64_t> memory_limit,
-                    const VctOptions& options, std::vector<VctLight> lights);
+                    const VctOptions& options, std::vector<VctLight> lights, SceneMemory scene_memory = SceneMemory::fast);
   std::string description() const override;
   const VctGridParams& grid_params() const override { return params_; }
   const VctGridStats& grid_stats() const override { return stats_; }

@@ -22,8 +22,8 @@ namespace {
 
 class HostPathTraceBackend final : public PathTraceBackend {
  public:
-  HostPathTraceBackend(const PackedScene& scene, unsigned threads)
-      : view_(scene.host_view()), shading_(ShadingData::build(scene)), context_(shading_.host_context()), threads_(threads) {}
+  HostPathTraceBackend(const PackedScene& scene, unsigned threads, SceneMemory memory)
+      : view_(scene.host_view(memory)), shading_(ShadingData::build(scene)), context_(shading_.host_context()), threads_(threads) {}
   std::string description() const override {
     const unsigned n = threads_ ? threads_ : std::max(1u, std::thread::hardware_concurrency());
     return "host (kernels compiled for the CPU, " + std::to_string(n) + " threads)";
@@ -64,7 +64,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   OpenClPathTraceBackend(const PackedScene& scene, const RendererOptions& options)
       : device_(cl::Device::open(options.device)),
         budget_(device_, options.gpu_memory_limit),
-        scene_(device_, budget_, scene),
+        scene_(device_, budget_, scene, kd_node_layout_from_environment(), options.scene_memory),
         program_(cl::build_program(device_, "kernels/device/opencl/pathtrace.cl",
                                    pathtrace_build_options(device_.info(), scene_.build_options()))),
         persistent_groups_(persistent_groups_from_environment()),
@@ -194,7 +194,7 @@ void PathTraceBackend::render_batch(const PtLaunch&, std::span<const PtBatchTile
 }
 
 std::unique_ptr<PathTraceBackend> make_pathtrace_backend(const PackedScene& scene, const RendererOptions& options) {
-  if (options.device == "host") return std::make_unique<HostPathTraceBackend>(scene, options.host_threads);
+  if (options.device == "host") return std::make_unique<HostPathTraceBackend>(scene, options.host_threads, options.scene_memory);
   return std::make_unique<OpenClPathTraceBackend>(scene, options);
 }
 

@@ -134,7 +134,7 @@ PathTraceRenderer::PathTraceRenderer(const PackedScene& scene, const PathTraceRe
     : scene_(scene),
       options_(options),
       backend_(make_pathtrace_backend(scene, options.device)),
-      host_view_(scene.host_view()),
+      host_view_(scene.host_view(options.device.scene_memory)),
       host_shading_(ShadingData::build(scene)),
       host_context_(host_shading_.host_context()),
       scene_lights_(host_shading_.lights) {}

@@ -35,9 +35,9 @@ BatchTiming TileRenderer::render_raytrace_batch(const std::array<CameraParams, 2
 }
 
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options) {
-  if (options.device == "host") return std::make_unique<HostTileRenderer>(scene, options.host_threads);
+  if (options.device == "host") return std::make_unique<HostTileRenderer>(scene, options.host_threads, options.scene_memory);
   if (options.device == "null") return std::make_unique<NullTileRenderer>();
-  return std::make_unique<OpenClTileRenderer>(scene, options.device, options.gpu_memory_limit);
+  return std::make_unique<OpenClTileRenderer>(scene, options.device, options.gpu_memory_limit, options.scene_memory);
 }
 
 }  // namespace tessera

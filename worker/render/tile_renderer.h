@@ -87,6 +87,7 @@ struct RendererOptions {
   std::string device = "auto";             // auto | gpu | cpu | <index> | host
   std::optional<uint64_t> gpu_memory_limit;  // --gpu-mem-limit
   unsigned host_threads = 0;               // host backend: 0 = all cores
+  SceneMemory scene_memory = SceneMemory::fast;  // how the scene lies in memory (common/scene/scene_memory.h)
 };
 
 // The scene must outlive the renderer.

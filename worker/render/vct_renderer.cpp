@@ -32,8 +32,10 @@ VctGridStats vct_grid_stats(const VctGridParams& p, uint64_t transient_peak_byte
 std::unique_ptr<VctRenderer> make_vct_renderer(const PackedScene& scene, const RendererOptions& renderer,
                                                const VctOptions& options, const std::optional<std::vector<VctLight>>& lights) {
   std::vector<VctLight> l = lights ? *lights : vct_lights_for_scene(scene);
-  if (renderer.device == "host") return std::make_unique<HostVctRenderer>(scene, renderer.host_threads, options, std::move(l));
-  return std::make_unique<OpenClVctRenderer>(scene, renderer.device, renderer.gpu_memory_limit, options, std::move(l));
+  if (renderer.device == "host")
+    return std::make_unique<HostVctRenderer>(scene, renderer.host_threads, options, std::move(l), renderer.scene_memory);
+  return std::make_unique<OpenClVctRenderer>(scene, renderer.device, renderer.gpu_memory_limit, options, std::move(l),
+                                             renderer.scene_memory);
 }
 
 BatchTiming VctRenderer::render_tiles(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,

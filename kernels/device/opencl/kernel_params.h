@@ -13,7 +13,7 @@ typedef struct ShadingCounts {
   uint pad;
 } ShadingCounts;
 
-/* 12 arguments. The scene and shading buffers are read-only and never written through another
+/* 14 arguments. The scene and shading buffers are read-only and never written through another
  * argument, so they are declared restrict: that lets GPUs load them through the read-only cache. */
 #define TS_SCENE_PARAMS                                                                               \
   const SceneConstants scene_constants, __global const uint *restrict triangles,                     \
@@ -21,7 +21,8 @@ typedef struct ShadingCounts {
       __global const float *restrict normals, __global const ushort *restrict normal_indices,         \
       __global const ushort *restrict normal_table, __global const float *restrict texcoords,        \
       __global const ushort *restrict texcoords_q, __global const uint *restrict kd_nodes,           \
-      __global const uint *restrict kd_leaf_refs
+      __global const uint *restrict kd_leaf_refs, __global const uint *restrict quantized_vertices,  \
+      __global const uint *restrict cells, __global const uint *restrict triangle_bases
 
 /* 9 arguments */
 #define TS_SHADING_PARAMS                                                                             \
@@ -58,7 +59,10 @@ typedef struct ShadingCounts {
   view.texcoords = texcoords;                        \
   view.texcoords_q = texcoords_q;                    \
   view.kd_nodes = kd_nodes;                          \
-  view.kd_leaf_refs = kd_leaf_refs
+  view.kd_leaf_refs = kd_leaf_refs;                  \
+  view.quantized_vertices = quantized_vertices;      \
+  view.cells = cells;                                \
+  view.triangle_bases = triangle_bases
 
 #define TS_SHADING_CONTEXT(ctx)                                       \
   ShadingContext ctx;                                                 \

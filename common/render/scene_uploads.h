@@ -1,0 +1,54 @@
+#pragma once
+// Every buffer a packed scene takes on an OpenCL device in one scene-memory profile
+// (common/scene/scene_memory.h), in kernel-argument order (TS_SCENE_PARAMS, then TS_SHADING_PARAMS
+// of kernels/device/opencl/kernel_params.h), with the arrays derived at load time (the device's
+// kd-node layout, 8-byte triangles) kept alive beside the spans. worker/render/device_scene.h
+// uploads exactly these; SceneFootprint sizes them without a device (the worker's choice of
+// profile, tessera-pack's and tessera-bench's bytes a triangle).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/cl/device_memory.h"
+#include "common/render/shading_data.h"
+#include "common/scene/kd_blocked_layout.h"
+#include "common/scene/packed_scene.h"
+
+namespace tessera {
+
+struct SceneUpload {
+  std::string name;
+  std::span<const uint8_t> bytes;
+};
+
+class SceneUploads {
+ public:
+  SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layout, SceneMemory memory);
+  SceneUploads(const SceneUploads&) = delete;  // the spans point into this object
+  SceneUploads& operator=(const SceneUploads&) = delete;
+
+  std::vector<SceneUpload> all() const;  // geometry, then shade
+
+  std::vector<uint32_t> kd_nodes, packed_triangles, triangle_bases;
+  // The compact profile's vertices laid out anew for based triangles (TS_SCENE_TRIANGLE_BASES).
+  std::vector<uint32_t> windowed_words;
+  std::vector<uint16_t> windowed_texcoords;
+  ShadingData shading;
+  SceneConstants constants{};  // TS_SCENE_PACKED_TRIANGLES added where triangles take 8 bytes
+  std::vector<SceneUpload> geometry, shade;
+  // Triangles, vertices (float, 16-byte records, or the compact profile's 12 bytes with its cell
+  // table), kd-tree nodes and leaf lists: the memory ray traversal reads.
+  uint64_t mesh_tree_bytes = 0;
+};
+
+// What a scene takes on a device in one profile, known before anything is allocated.
+struct SceneFootprint {
+  std::vector<cl::BufferRequest> buffers;  // every buffer, in order
+  uint64_t device_bytes = 0;               // their sum
+  uint64_t mesh_tree_bytes = 0;            // SceneUploads::mesh_tree_bytes
+};
+
+SceneFootprint scene_footprint(const PackedScene& scene, const KdNodeLayout& kd_layout, SceneMemory memory);
+
+}  // namespace tessera
