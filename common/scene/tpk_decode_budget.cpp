@@ -42,18 +42,14 @@ DecodeBudget lower_device(DecodeBudget budget, uint64_t bytes, const std::string
 }
 
 uint64_t smallest_device_scene_bytes(const tpk::Manifest& manifest) {
-  const uint64_t all = decoded_scene_bytes(manifest);
-  uint64_t fast_tree = 0, compact_tree = 0;
-  for (const auto& s : manifest.sections()) {
-    if (s.kind() == tpk::KD_NODES) fast_tree += 2 * s.raw_size();  // with its derived copy (decoded_scene_bytes)
-    if (s.kind() == tpk::KD_LEAF_REFS) fast_tree += s.raw_size();
-    if (s.kind() == tpk::KD_NODES_COMPACT || s.kind() == tpk::KD_LEAF_REFS_COMPACT) compact_tree += s.raw_size();
-  }
-  const uint64_t records = manifest.quantization().positions() ? 16 * manifest.vertices() : 0;
-  const uint64_t fast = all - compact_tree;
-  // Without a second tree the compact profile traces the first one.
-  const uint64_t compact = all - records - (compact_tree ? fast_tree : 0);
-  return std::min(fast, compact);
+  // A bound from below, so the exact check of the chosen profile decides near the limit: every
+  // section as stored, less the kd-trees (each profile holds one of them, in its own layout).
+  uint64_t bytes = 0;
+  for (const auto& s : manifest.sections())
+    if (s.kind() != tpk::KD_NODES && s.kind() != tpk::KD_LEAF_REFS && s.kind() != tpk::KD_NODES_COMPACT &&
+        s.kind() != tpk::KD_LEAF_REFS_COMPACT)
+      bytes += s.raw_size();
+  return bytes;
 }
 
 uint64_t decoded_scene_bytes(const tpk::Manifest& manifest) {

@@ -34,8 +34,7 @@ DecodeBudget lower_total(DecodeBudget budget, uint64_t bytes, const std::string&
 // `budget` with its device bound lowered to `bytes` (when lower), under the name `limit`.
 DecodeBudget lower_device(DecodeBudget budget, uint64_t bytes, const std::string& limit);
 
-// The fewest bytes any scene-memory profile puts on the device: the decoded scene less what that
-// profile leaves out (the other profile's kd-tree; the compact profile's 16-byte vertex records).
+// Fewer bytes than any scene-memory profile puts on the device: the sections less the kd-trees.
 uint64_t smallest_device_scene_bytes(const tpk::Manifest& manifest);
 
 // The bytes a scene holds in memory once loaded: its sections' declared raw sizes and the vertex

@@ -251,9 +251,12 @@ TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
  * is 2^-(fraction bits) of the triangle's material. */
 TS_FN float2 scene_vertex_texcoord(const SceneView* scene, uint vertex, float quantized_scale) {
   if (scene_flags(scene) & TS_SCENE_TEXCOORDS_QUANTIZED) {
-    if ((scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) && !(scene_flags(scene) & TS_SCENE_CELL_VERTICES)) {
-      uint uv = scene->vertex_records[4u * vertex + 3u];
-      return make_float2((float)(uv & 0xFFFFu) * quantized_scale, (float)(uv >> 16) * quantized_scale);
+    /* Nested, not &&: with the flags compiled in, a constant operand of && is a warning. */
+    if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) {
+      if ((scene_flags(scene) & TS_SCENE_CELL_VERTICES) == 0u) {
+        uint uv = scene->vertex_records[4u * vertex + 3u];
+        return make_float2((float)(uv & 0xFFFFu) * quantized_scale, (float)(uv >> 16) * quantized_scale);
+      }
     }
     return make_float2((float)scene->texcoords_q[2u * vertex] * quantized_scale,
                        (float)scene->texcoords_q[2u * vertex + 1u] * quantized_scale);

@@ -22,7 +22,7 @@ std::string bytes_text(uint64_t bytes) { return cl::format_memory_size(bytes) + 
 
 SceneMemoryBudget scene_memory_budget(const RendererOptions& options) {
   SceneMemoryBudget budget;
-  if (options.device != "host") {
+  if (options.device != "host" && options.device != "null") {
     const cl::DeviceInfo info = cl::select_device(options.device);
     budget.max_alloc = info.max_alloc_bytes;
     budget.bytes = uint64_t(double(info.global_mem_bytes) * kDefaultSceneMemoryShare);
