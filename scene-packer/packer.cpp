@@ -232,13 +232,7 @@ PackReport pack_scene(const PackOptions& options) {
   kd->set_tau_occupancy(options.kdtree.tau_occupancy);
   kd->set_tau_frequency(options.kdtree.tau_frequency);
   kd->set_max_path_references(options.kdtree.max_path_references);
-  kd->set_inner_nodes_without_refs(tree.stats.inner_nodes_without_refs);
-  kd->set_inner_nodes_with_refs(tree.stats.inner_nodes_with_refs);
-  kd->set_leaves(tree.stats.leaves);
-  kd->set_leaf_references(tree.stats.leaf_references);
-  kd->set_inner_references(tree.stats.inner_references);
-  kd->set_max_depth(tree.stats.max_depth);
-  kd->set_sah_cost(tree.stats.sah_cost);
+  *kd = kd_tree_info(*kd, tree.stats);
   if (compact_tree) *m.mutable_compact_kdtree() = kd_tree_info(*kd, compact_tree->stats);
 
   // ---- sections (device buffers) ----
@@ -325,10 +319,16 @@ nlohmann::json profile_json(const PackReport::ProfileBytes& b, uint64_t triangle
 
 nlohmann::json compact_tree_json(const PackReport& r) {
   if (!r.compact_kdtree) return nullptr;
-  const KdTreeStats& s = *r.compact_kdtree;
-  return {{"sah_traversal_cost", r.compact_traversal_cost},
-          {"file_bytes", r.compact_kdtree_file_bytes},
-          {"inner_nodes_without_refs", s.inner_nodes_without_refs},
+  nlohmann::json j = kd_tree_stats_json(*r.compact_kdtree);
+  j["sah_traversal_cost"] = r.compact_traversal_cost;
+  j["file_bytes"] = r.compact_kdtree_file_bytes;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json kd_tree_stats_json(const KdTreeStats& s) {
+  return {{"inner_nodes_without_refs", s.inner_nodes_without_refs},
           {"inner_nodes_with_refs", s.inner_nodes_with_refs},
           {"leaves", s.leaves},
           {"empty_leaves", s.empty_leaves},
@@ -338,8 +338,6 @@ nlohmann::json compact_tree_json(const PackReport& r) {
           {"sah_cost", s.sah_cost}};
 }
 
-}  // namespace
-
 nlohmann::json report_to_json(const PackReport& r) {
   using nlohmann::json;
   const auto& m = r.manifest;
@@ -348,6 +346,8 @@ nlohmann::json report_to_json(const PackReport& r) {
   for (const auto& s : m.sections())
     sections.push_back({{"name", tpk::SectionKind_Name(s.kind())}, {"raw_bytes", s.raw_size()}, {"compressed_bytes", s.stored_size()}});
   const char* variant = m.kdtree().variant() == tpk::KD_STANDARD ? "standard" : m.kdtree().variant() == tpk::KD_CHOI ? "choi" : "seo";
+  json kdtree = kd_tree_stats_json(r.kdtree);
+  kdtree["variant"] = variant;
   return json{
       {"source", m.source()},
       {"triangles", m.triangles()},
@@ -374,16 +374,7 @@ nlohmann::json report_to_json(const PackReport& r) {
         {"mesh_plus_kdtree", r.mesh_device_bytes + r.kdtree_device_bytes},
         {"file", r.file_bytes}}},
       {"bytes_per_triangle", double(r.mesh_device_bytes + r.kdtree_device_bytes) / double(m.triangles())},
-      {"kdtree",
-       {{"variant", variant},
-        {"inner_nodes_without_refs", r.kdtree.inner_nodes_without_refs},
-        {"inner_nodes_with_refs", r.kdtree.inner_nodes_with_refs},
-        {"leaves", r.kdtree.leaves},
-        {"empty_leaves", r.kdtree.empty_leaves},
-        {"leaf_references", r.kdtree.leaf_references},
-        {"inner_references", r.kdtree.inner_references},
-        {"max_depth", r.kdtree.max_depth},
-        {"sah_cost", r.kdtree.sah_cost}}},
+      {"kdtree", kdtree},
       {"compact_kdtree", compact_tree_json(r)},
       {"scene_memory", {{"fast", profile_json(r.fast, m.triangles())}, {"compact", profile_json(r.compact, m.triangles())}}},
       {"paper_tables", r.paper_tables},

@@ -76,5 +76,7 @@ struct PackReport {
 
 PackReport pack_scene(const PackOptions& options);
 nlohmann::json report_to_json(const PackReport& report);
+// A tree's node counts, depth and SAH cost as --json prints them (every tree the packer reports).
+nlohmann::json kd_tree_stats_json(const KdTreeStats& stats);
 
 }  // namespace tessera::pack

@@ -1,6 +1,7 @@
 #include "scene-packer/paper_tables.h"
 
 #include "common/scene/kd_compact_layout.h"
+#include "scene-packer/packer.h"
 
 namespace tessera::pack {
 
@@ -20,18 +21,12 @@ nlohmann::json paper_tables(const QuantizedMesh& mesh, const KdBuildOptions& opt
     const uint64_t file = 4 * (tree.nodes.size() + tree.leaf_refs.size());
     const uint64_t device = 4 * make_compact_kd_nodes(tree.nodes, tree.leaf_refs).size();
     if (variant == KdVariant::Standard) standard_file = file, standard_device = device;
-    const KdTreeStats& s = tree.stats;
-    variants[name] = {{"file_bytes", file},
-                      {"device_bytes", device},
-                      {"file_ratio_to_standard", double(file) / double(standard_file)},
-                      {"device_ratio_to_standard", double(device) / double(standard_device)},
-                      {"inner_nodes_without_refs", s.inner_nodes_without_refs},
-                      {"inner_nodes_with_refs", s.inner_nodes_with_refs},
-                      {"leaves", s.leaves},
-                      {"empty_leaves", s.empty_leaves},
-                      {"leaf_references", s.leaf_references},
-                      {"inner_references", s.inner_references},
-                      {"max_depth", s.max_depth}};
+    json row = kd_tree_stats_json(tree.stats);
+    row["file_bytes"] = file;
+    row["device_bytes"] = device;
+    row["file_ratio_to_standard"] = double(file) / double(standard_file);
+    row["device_ratio_to_standard"] = double(device) / double(standard_device);
+    variants[name] = std::move(row);
   }
   return {{"sah_traversal_cost", traversal_cost}, {"kd_trees", variants}};
 }
