@@ -44,7 +44,8 @@ namespace {
 // an empty section (a scene without textures).
 constexpr uint64_t kPlaceholderBytes = 16;
 
-// "kd_nodes 610 MB, triangles 150 MB, ..." largest first, the tail summed up.
+}  // namespace
+
 std::string describe_buffers(std::vector<BufferRequest> buffers) {
   constexpr size_t kShown = 8;
   std::stable_sort(buffers.begin(), buffers.end(),
@@ -62,8 +63,6 @@ std::string describe_buffers(std::vector<BufferRequest> buffers) {
     out += ", " + std::to_string(buffers.size() - kShown) + " more " + format_memory_size(rest_bytes);
   return out;
 }
-
-}  // namespace
 
 Buffer::~Buffer() { release(); }
 

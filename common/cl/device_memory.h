@@ -59,6 +59,9 @@ class Buffer {
   std::shared_ptr<detail::MemoryLedger> ledger_;
 };
 
+// "kd_nodes 610 MB, triangles 150 MB, ..." largest first, the tail summed up.
+std::string describe_buffers(std::vector<BufferRequest> buffers);
+
 class DeviceMemoryBudget {
  public:
   // limit_bytes: --gpu-mem-limit (nullopt: none). The device's global memory is always a limit.

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/base/error.h"
+#include "common/cl/device_memory.h"
 #include "common/cl/device_selection.h"
 #include "common/cl/memory_size.h"
 
@@ -66,7 +67,8 @@ SceneMemoryDecision choose_scene_memory(const PackedScene& scene, SceneMemoryMod
           largest = "; its " + b.name + " buffer (" + cl::format_memory_size(b.bytes) + ") exceeds the device's largest allocation (" +
                     cl::format_memory_size(budget.max_alloc) + ")";
     throw Error("scene needs " + bytes_text(compact.device_bytes) + " of device memory even in the compact profile (fast: " +
-                bytes_text(fast.device_bytes) + ") but the scene-memory budget is " + budget.source + largest);
+                bytes_text(fast.device_bytes) + ") but the scene-memory budget is " + budget.source + largest +
+                "; compact buffers: " + cl::describe_buffers(compact.buffers));
   }
   d.memory = SceneMemory::compact;
   d.summary = "compact scene memory (auto: " + cl::format_memory_size(compact.device_bytes) + "; fast would need " +
