@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
     double first_frame_ms = -1, last_frame_ms = 0, last_fresh_ms = 0, first_fresh_ms = -1;
     uint64_t pose_id = 0;
     PageDecoder decoder;
-    std::vector<double> decode_ms, depth_bytes, alpha_bytes, inflate_ms, psnr;
+    std::vector<double> decode_ms, encode_ms, depth_bytes, alpha_bytes, inflate_ms, psnr;
     std::optional<ImageRgba8> last_image;
     size_t image_bytes = 0, key_frames = 0, keyframe_requests = 0, undecoded = 0;
     std::string stream_codec = session.value("codec", "jpeg");
@@ -222,6 +222,11 @@ int main(int argc, char** argv) {
       if (!m || !m->binary) continue;
       const double received = now_ms();
       FrameMessage frame = unpack_frame_message(m->data);
+      // The master's time on the frame's image: the codec's (conversion and encoding) or the JPEG bands'.
+      if (const auto stages = frame.header.find("stages"); stages != frame.header.end() && stages->is_object()) {
+        if (const auto encode = stages->find("encode"); encode != stages->end() && encode->is_number())
+          encode_ms.push_back(encode->get<double>());
+      }
       const uint64_t frame_id = frame.header.at("frame").get<uint64_t>();
       if (frame.video) {
         image_bytes += frame.video->size();
@@ -294,6 +299,7 @@ int main(int argc, char** argv) {
                          {"fps", frames > 1 && span_s > 0 ? double(frames - 1) / span_s : 0.0},
                          {"new_pose_fps", fresh > 1 && fresh_span_s > 0 ? double(fresh - 1) / fresh_span_s : 0.0},
                          {"decode_ms", {{"median", percentile(decode_ms, 0.5)}, {"p95", percentile(decode_ms, 0.95)}}},
+                         {"encode_ms", {{"median", percentile(encode_ms, 0.5)}, {"p95", percentile(encode_ms, 0.95)}}},
                          {"aux", {{"depth_bytes", percentile(depth_bytes, 0.5)}, {"alpha_bytes", percentile(alpha_bytes, 0.5)},
                                   {"inflate_ms", percentile(inflate_ms, 0.5)}}},
                          {"codec", stream_codec},
@@ -317,9 +323,10 @@ int main(int argc, char** argv) {
         std::snprintf(latency_text, sizeof latency_text, "%.1f ms median, %.1f ms p95", percentile(latency, 0.5),
                       percentile(latency, 0.95));
       std::printf("%zu frames (%zu of new poses) for %llu poses: pose -> frame %s; %.2f fps, %.2f new-pose fps; "
-                  "up to %u samples; decode %.1f ms median\n",
+                  "up to %u samples; master encode %.1f ms, decode %.1f ms median\n",
                   frames, fresh, (unsigned long long)pose_id, latency_text, result["fps"].get<double>(),
-                  result["new_pose_fps"].get<double>(), max_samples_seen, result["decode_ms"]["median"].get<double>());
+                  result["new_pose_fps"].get<double>(), max_samples_seen, result["encode_ms"]["median"].get<double>(),
+                  result["decode_ms"]["median"].get<double>());
       std::printf("%s stream: %.1f Mbit/s, %.0f bytes a frame, %zu key frames (%zu asked for)", stream_codec.c_str(),
                   result["mbit_per_s"].get<double>(), result["bytes_per_frame"].get<double>(), key_frames, keyframe_requests);
       if (!psnr.empty()) std::printf(", PSNR %.2f dB median over %zu frames", percentile(psnr, 0.5), psnr.size());

@@ -16,6 +16,7 @@
 #include "master/live/client_messages.h"
 #include "master/live/frame_message.h"
 #include "master/live/page_decoder.h"
+#include "master/live/page_stream.h"
 #include "master/live/rate_controller.h"
 #include "master/live/stream_options.h"
 
@@ -157,6 +158,15 @@ TEST(RateControl, AFixedBitrateNeverMoves) {
 }
 
 // ---- what a page asks for ----
+
+TEST(RateControl, AFramesBudgetNeverGrowsWhenFramesComeLate) {
+  // The bitrate is spread over 72 frames a second (a headset's rate) or over more when frames come
+  // faster; a stream at 10 frames a second gets no larger frames than one at 72.
+  EXPECT_DOUBLE_EQ(frame_rate_for_budget(1000.0 / 10), 72);
+  EXPECT_DOUBLE_EQ(frame_rate_for_budget(1000.0 / 72), 72);
+  EXPECT_NEAR(frame_rate_for_budget(1000.0 / 120), 120, 1e-9);
+  EXPECT_DOUBLE_EQ(frame_rate_for_budget(0), 240);
+}
 
 TEST(VideoHello, DecodersAreCheckedAndChooseTheStream) {
   auto hello = [](const std::string& decoders) { return std::get<Hello>(parse_client_message(R"({"type":"hello","decoders":)" + decoders + "}")); };

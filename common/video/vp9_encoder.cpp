@@ -41,9 +41,10 @@ class Vp9Encoder final : public VideoEncoder {
     config_.kf_mode = VPX_KF_DISABLED;
     if (vpx_codec_enc_init(&codec_, vpx_codec_vp9_cx(), &config_, 0))
       throw Error(std::string("libvpx: cannot open a VP9 encoder: ") + vpx_codec_error(&codec_));
-    // Tile columns (log2) for the threads, each at least 256 pixels wide, as VP9 requires.
+    // Tile columns (log2): as many as VP9 allows (each at least 256 pixels wide), up to 16, whatever
+    // the master's threads: the decoder's threads (a headset's, a page's) work on them in parallel.
     int tiles = 0;
-    while ((1 << (tiles + 1)) <= int(config_.g_threads) && (s.width >> (tiles + 1)) >= 256) ++tiles;
+    while (tiles < 4 && (s.width >> (tiles + 1)) >= 256) ++tiles;
     control(VP8E_SET_CPUUSED, kSpeed);
     control(VP9E_SET_ROW_MT, 1);
     control(VP9E_SET_TILE_COLUMNS, tiles);

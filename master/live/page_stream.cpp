@@ -9,7 +9,11 @@
 namespace tessera::master::live {
 namespace {
 
-constexpr double kNominalFps = 60;  // the encoders' frame rate; the rate given them is scaled to the real one
+// The frame rate a stream's bitrate is spread over: a headset's display rate. A frame's byte budget
+// is the bitrate over this rate, or over the stream's own rate when frames come faster; never more
+// because frames come late (a larger frame takes longer to encode, send and decode, and comes later
+// still).
+constexpr double kTargetFps = 72;
 constexpr auto kFiguresWindow = std::chrono::seconds(2);
 constexpr size_t kFramesRemembered = 256;  // frames whose send times wait for the page's report
 constexpr double kRateChangeTolerance = 0.05;  // the encoder's rate follows changes above 5 %
@@ -18,6 +22,12 @@ constexpr double kSocketIntervals = 2;     // a frame still unwritten after this
 double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
+
+}  // namespace
+
+double frame_rate_for_budget(double frame_interval_ms) { return std::clamp(1000.0 / std::max(frame_interval_ms, 1e-3), kTargetFps, 240.0); }
+
+namespace {
 
 int coded_side(int side, double scale) { return std::max(2, int(std::lround(side * scale)) & ~1); }
 
@@ -76,15 +86,13 @@ void PageStream::encode(const std::shared_ptr<const ShownFrame>& frame, bool key
     const int width = coded_side(image.width(), scale), height = coded_side(image.height(), scale);
     // A new size, stereo or scale: a new stream (a new encoder, a key frame, seq from 0).
     const bool fresh = !encoder_ || image.width() != source_width_ || image.height() != source_height_ || scale != encoder_scale_;
-    // The encoders spread the rate over kNominalFps frames a second; frames come at their own pace.
-    const double fps = std::clamp(1000.0 / interval, 5.0, 240.0);
-    const double encoder_mbit = bitrate * kNominalFps / fps;
+    const double encoder_mbit = bitrate * kTargetFps / frame_rate_for_budget(interval);
     if (fresh) {
       video::EncoderSettings settings;
       settings.width = width;
       settings.height = height;
       settings.bitrate_mbit = encoder_mbit;
-      settings.fps = kNominalFps;
+      settings.fps = kTargetFps;
       settings.threads = threads_;
       encoder_.reset();
       encoder_ = video::make_video_encoder(codec_, settings);

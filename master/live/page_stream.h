@@ -54,6 +54,10 @@ struct EncodedFrameInfo {
   double encode_ms = 0, bitrate_mbit = 0, scale = 1;
 };
 
+// The frames a second a stream's per-frame byte budget divides its bitrate by, given the mean
+// interval between its frames: the target display rate (72), or the stream's own rate when faster.
+double frame_rate_for_budget(double frame_interval_ms);
+
 class PageStream : public std::enable_shared_from_this<PageStream> {
  public:
   using Clock = std::chrono::steady_clock;

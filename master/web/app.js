@@ -6,7 +6,7 @@ import { FlyCamera } from './fly_camera.js';
 import { LiveConnection, inflate, socketUrl } from './protocol.js';
 import { Reprojector, carryEye, withoutGuardBand } from './reproject.js';
 import { StreamStats } from './stream_stats.js';
-import { VideoStream, decodableCodecs } from './video_stream.js';
+import { VideoStream, decodableCodecs, picturePlanes } from './video_stream.js';
 import { XrDriver, offeredModes } from './xr.js';
 
 const $ = (id) => document.getElementById(id);
@@ -31,6 +31,7 @@ let gaze = null;                   // cursor position over the image, [0,1]^2 of
 let lastMeasuredPose = 0;          // pose whose first frame gave the latest latency figure
 let cameraScene = null;            // the scene the fly camera was placed in (kept across reconnects)
 let flatFrame = null;              // the frame the flat view reprojects: { header, views, viewer, eyes, width, height }
+let flatDrawn = '';                 // what the flat view shows now (frame, camera, reprojection): drawn again only when it changes
 let lastPoseSent = { id: 0, t: 0 };
 let newestFramePose = 0;           // pose id of the newest frame received
 let arBackground = false;          // this page asked for a transparent background for AR
@@ -219,20 +220,21 @@ function onVideoFrame(header, received, sections) {
 
 const videoStream = new VideoStream({
   onPicture: async (picture, { header, received, inflated }) => {
-    let depth, alpha;
+    let depth, alpha, yuv;
     try {
-      [depth, alpha] = await inflated;
+      [[depth, alpha], yuv] = await Promise.all([inflated, picturePlanes(picture)]);
     } catch (error) {
       picture.close();
       dashboard.addEvent(`frame ${header.frame}: undecodable depth or alpha (${error.message})`, 'error');
       return;
     }
+    if (yuv) videoStream.counts.planes += 1;
     const decoded = performance.now();
     streamStats.decoded(decoded - received);
     // The picture is the coded size (smaller while the master lowers the resolution): drawn stretched
     // over the whole image.
     showDecoded({ header, received, decoded, width: (header.eyes || 1) * header.width, height: header.height, depth, alpha,
-      bands: [], video: picture });
+      bands: [], video: picture, yuv });
   },
   onKeyframeNeeded: (reason) => {
     if (connection.sendKeyframeRequest(reason)) dashboard.addEvent(`asked the master for a key frame: ${reason}`, 'local');
@@ -284,7 +286,10 @@ function drawPending() {
   }
   const start = performance.now();
   const context = frameCanvas.getContext('2d');
-  if (frame.video) context.drawImage(frame.video, 0, 0, frame.width, frame.height);
+  // The flat view's WebGL canvas covers the frame canvas: a picture whose planes go to its textures is
+  // not drawn below it as well (a software canvas converts the whole picture to RGB to draw it).
+  const covered = frame.yuv && !frame.mirror && flatReprojector && !reprojectedCanvas.hidden;
+  if (frame.video && !covered) context.drawImage(frame.video, 0, 0, frame.width, frame.height);
   for (const band of frame.bands) context.drawImage(band.bitmap, 0, band.y);
   uploadFlat(frame);
   closePicture(frame);
@@ -322,19 +327,24 @@ function uploadFlat(frame) {
   const eyes = header.eyes || 1;
   const width = header.width || frame.width / eyes;
   const views = sourceViews(header, width);
-  flatReprojector.upload({ eyes, width, height: frame.height, bands: frame.bands, video: frame.video, views, depth: frame.depth,
-    near: header.depth?.near, depthPlane: header.depth, alpha: null });
+  flatReprojector.upload({ eyes, width, height: frame.height, bands: frame.bands, video: frame.video, yuv: frame.yuv, views,
+    depth: frame.depth, near: header.depth?.near, depthPlane: header.depth, alpha: null });
   const viewer = { position: header.position ?? [...camera.position], orientation: header.orientation ?? [...camera.orientation] };
   // The eyes as the page asked for them: the guard band is there for reprojection, not for showing.
   const shown = views.map((view) => withoutGuardBand(view.frustum, header.guard_band));
   const shownWidth = Math.round(width * (shown[0][1] - shown[0][0]) / (views[0].frustum[1] - views[0].frustum[0]));
   const shownHeight = Math.round(frame.height * (shown[0][3] - shown[0][2]) / (views[0].frustum[3] - views[0].frustum[2]));
-  flatFrame = { header, views, viewer, shown, eyes, width: shownWidth, height: shownHeight };
+  flatFrame = { header, views, viewer, shown, eyes, width: shownWidth, height: shownHeight, uploads: (flatFrame?.uploads ?? 0) + 1 };
 }
 
 function drawFlat() {
   if (!flatReprojector || !flatFrame || xr.active || reprojectedCanvas.hidden) return;
   const { views, viewer, shown, eyes, width, height } = flatFrame;
+  // A still camera and no new frame: the canvas (preserveDrawingBuffer) already shows it; a software GL
+  // would spend the page's time on the same pixels again.
+  const drawing = JSON.stringify([flatFrame.header.frame, flatFrame.uploads, camera.position, camera.orientation, reprojectBox.checked]);
+  if (drawing === flatDrawn && reprojectedCanvas.width === eyes * width && reprojectedCanvas.height === height) return;
+  flatDrawn = drawing;
   if (reprojectedCanvas.width !== eyes * width || reprojectedCanvas.height !== height) {
     reprojectedCanvas.width = eyes * width;
     reprojectedCanvas.height = height;

@@ -24,7 +24,10 @@ precision highp float;
 #else
 precision mediump float;
 #endif
-uniform sampler2D colour;
+uniform sampler2D colour;   // RGBA, or the Y plane of a 4:2:0 picture (isYuv)
+uniform sampler2D chromaU;  // LUMINANCE at half width and height: the picture's U and V planes (NEAREST)
+uniform sampler2D chromaV;
+uniform float isYuv;
 uniform sampler2D depth;     // LUMINANCE_ALPHA: the little-endian uint16 inverse depth's low, high byte
 uniform sampler2D alphaMap;  // LUMINANCE
 uniform mat3 toSource;       // a direction of the current eye into the source eye's frame
@@ -43,6 +46,15 @@ uniform vec2 depthOut;
 uniform vec2 imageSize;      // one eye's pixels
 uniform float seedQ;         // the frame's nearest inverse depth (0: nothing hit anywhere)       // the depth buffer value at current-eye depth s (scene units): x + y / s
 varying vec2 screen;
+
+// The frame's colour at texture coordinates uv; a 4:2:0 picture is BT.709 limited range (as the
+// master's streams signal it) converted here.
+vec3 colourAt(vec2 uv) {
+  if (isYuv < 0.5) return texture2D(colour, uv).rgb;
+  float y = 1.16438 * (texture2D(colour, uv).r - 0.0627451);
+  float u = texture2D(chromaU, uv).r - 0.5019608, v = texture2D(chromaV, uv).r - 0.5019608;
+  return clamp(vec3(y + 1.79274 * v, y - 0.21325 * u - 0.53291 * v, y + 2.1124 * u), 0.0, 1.0);
+}
 
 // Image coordinates (0..1, v down) of a point in the source eye's frame.
 vec2 project(vec3 p) {
@@ -120,7 +132,7 @@ void main() {
   gl_FragDepthEXT = s > 0.0 ? clamp(depthOut.x + depthOut.y / s, 0.0, 1.0) : 1.0;
 #endif
   vec2 uv = texel(image);
-  vec3 rgb = texture2D(colour, uv).rgb;
+  vec3 rgb = colourAt(uv);
   float alpha = 1.0;
   if (useAlpha > 0.5) alpha = texture2D(alphaMap, uv).r;
   gl_FragColor = vec4(rgb, alpha);
@@ -175,7 +187,7 @@ export class Reprojector {
     const prefix = this.writesDepth ? '#extension GL_EXT_frag_depth : enable\n#define WRITE_DEPTH\n' : '';
     this.program = compileProgram(gl, VERTEX_SHADER, prefix + FRAGMENT_SHADER);
     const uniforms = ['colour', 'depth', 'alphaMap', 'toSource', 'origin', 'target', 'source', 'eyeTexels', 'vRange',
-      'near', 'hasDepth', 'useAlpha', 'depthOut', 'imageSize', 'seedQ', 'depthEye'];
+      'near', 'hasDepth', 'useAlpha', 'depthOut', 'imageSize', 'seedQ', 'depthEye', 'chromaU', 'chromaV', 'isYuv'];
     this.uniforms = Object.fromEntries(uniforms.map((name) => [name, gl.getUniformLocation(this.program, name)]));
     this.corner = gl.getAttribLocation(this.program, 'corner');
     this.quad = gl.createBuffer();
@@ -184,12 +196,16 @@ export class Reprojector {
     this.colour = makeTexture(gl, gl.LINEAR);
     this.depth = makeTexture(gl, gl.NEAREST);
     this.alpha = makeTexture(gl, gl.LINEAR);
-    for (const [texture, format] of [[this.depth, gl.LUMINANCE_ALPHA], [this.alpha, gl.LUMINANCE]]) {
+    // Chroma as its 2x2 block's one sample (nearest), as the streams' encoders took it from the frame.
+    this.chromaU = makeTexture(gl, gl.NEAREST);
+    this.chromaV = makeTexture(gl, gl.NEAREST);
+    for (const [texture, format] of [[this.depth, gl.LUMINANCE_ALPHA], [this.alpha, gl.LUMINANCE], [this.chromaU, gl.LUMINANCE],
+      [this.chromaV, gl.LUMINANCE]]) {
       gl.bindTexture(gl.TEXTURE_2D, texture);
       gl.texImage2D(gl.TEXTURE_2D, 0, format, 1, 1, 0, format, gl.UNSIGNED_BYTE, new Uint8Array(format === gl.LUMINANCE ? 1 : 2));
     }
     this.frame = null;  // { eyes, width (per eye), height, views, near, hasDepth, hasAlpha }
-    this.sizes = { colour: '', depth: '', alpha: '' };
+    this.sizes = { colour: '', depth: '', alpha: '', chromaU: '', chromaV: '' };
   }
 
   get ready() {
@@ -198,25 +214,36 @@ export class Reprojector {
 
   // A decoded frame: `bands` [{ y, bitmap }] of the eyes side by side (eyes * width x height), or
   // `video` a decoded picture (VideoFrame) of them, which may be smaller (stretched over the image),
+  // or `yuv` such a picture's 4:2:0 planes in memory ({ width, height, y, u, v }: tightly packed bytes;
+  // three LUMINANCE uploads and a conversion in the shader cost a software GL a fraction of one RGBA
+  // upload of a VideoFrame),
   // `views` the eyes it was rendered from ({ position, orientation, frustum } each), `depth` the raw
   // little-endian uint16 inverse depths (or null) with `near`, in a plane of `depthPlane` { width, height,
   // scale } per eye (the header's depth; absent: the image's size), `alpha` the uint8 alphas (or null).
-  upload({ eyes, width, height, bands, video = null, views, depth, near, depthPlane, alpha }) {
+  upload({ eyes, width, height, bands, video = null, yuv = null, views, depth, near, depthPlane, alpha }) {
     const gl = this.gl;
     const total = eyes * width;
     gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
     // The colour texture holds the picture at its own size; texture coordinates span the whole image.
-    const textureWidth = video ? video.displayWidth : total, textureHeight = video ? video.displayHeight : height;
-    this.storeTexture(this.colour, 'colour', gl.RGBA, textureWidth, textureHeight, null);
-    if (video) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, gl.RGBA, gl.UNSIGNED_BYTE, video);
-    for (const band of bands) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, band.y, gl.RGBA, gl.UNSIGNED_BYTE, band.bitmap);
+    let textureWidth = total, textureHeight = height;
+    if (yuv) {
+      [textureWidth, textureHeight] = [yuv.width, yuv.height];
+      this.storeTexture(this.colour, 'colour', gl.LUMINANCE, yuv.width, yuv.height, yuv.y);
+      this.storeTexture(this.chromaU, 'chromaU', gl.LUMINANCE, yuv.width / 2, yuv.height / 2, yuv.u);
+      this.storeTexture(this.chromaV, 'chromaV', gl.LUMINANCE, yuv.width / 2, yuv.height / 2, yuv.v);
+    } else {
+      if (video) [textureWidth, textureHeight] = [video.displayWidth, video.displayHeight];
+      this.storeTexture(this.colour, 'colour', gl.RGBA, textureWidth, textureHeight, null);
+      if (video) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, gl.RGBA, gl.UNSIGNED_BYTE, video);
+      for (const band of bands) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, band.y, gl.RGBA, gl.UNSIGNED_BYTE, band.bitmap);
+    }
     const scale = depthPlane?.scale || 1;
     const depthWidth = depthPlane?.width || width, depthHeight = depthPlane?.height || height;
     const hasDepth = depth && depth.length === eyes * depthWidth * depthHeight * 2 && near > 0;
     if (hasDepth) this.storeTexture(this.depth, 'depth', gl.LUMINANCE_ALPHA, eyes * depthWidth, depthHeight, depth);
     const hasAlpha = alpha && alpha.length === total * height;
     if (hasAlpha) this.storeTexture(this.alpha, 'alpha', gl.LUMINANCE, total, height, alpha);
-    this.frame = { eyes, width, height, views, near: near || 0, hasDepth: !!hasDepth, hasAlpha: !!hasAlpha,
+    this.frame = { eyes, width, height, views, near: near || 0, hasDepth: !!hasDepth, hasAlpha: !!hasAlpha, isYuv: !!yuv,
       textureEyeWidth: textureWidth / eyes, textureHeight,
       depthEyeWidth: (width / scale) / (eyes * depthWidth), depthEyeHeight: (height / scale) / depthHeight,
       seedQ: hasDepth ? nearestInverseDepth(depth) : 0 };
@@ -225,7 +252,7 @@ export class Reprojector {
   storeTexture(texture, name, format, width, height, pixels) {
     const gl = this.gl;
     gl.bindTexture(gl.TEXTURE_2D, texture);
-    const size = `${width}x${height}`;
+    const size = `${width}x${height} ${format}`;
     if (this.sizes[name] !== size) {
       gl.texImage2D(gl.TEXTURE_2D, 0, format, width, height, 0, format, gl.UNSIGNED_BYTE, pixels);
       this.sizes[name] = size;
@@ -264,7 +291,10 @@ export class Reprojector {
     gl.uniform1f(u.seedQ, frame.seedQ);
     gl.uniform1f(u.hasDepth, frame.hasDepth && reproject ? 1 : 0);
     gl.uniform1f(u.useAlpha, useAlpha && frame.hasAlpha ? 1 : 0);
-    [[this.colour, 'colour'], [this.depth, 'depth'], [this.alpha, 'alphaMap']].forEach(([texture, name], unit) => {
+    gl.uniform1f(u.isYuv, frame.isYuv ? 1 : 0);
+    const textures = [[this.colour, 'colour'], [this.depth, 'depth'], [this.alpha, 'alphaMap'], [this.chromaU, 'chromaU'],
+      [this.chromaV, 'chromaV']];
+    textures.forEach(([texture, name], unit) => {
       gl.activeTexture(gl.TEXTURE0 + unit);
       gl.bindTexture(gl.TEXTURE_2D, texture);
       gl.uniform1i(u[name], unit);

@@ -27,6 +27,27 @@ export async function decodableCodecs(choice) {
   return names.filter((_, i) => supported[i]);
 }
 
+// A decoded picture's 4:2:0 planes, copied into memory tightly packed: { width, height, y, u, v }, or
+// null when the picture is not 8-bit I420 in memory (a hardware decoder's picture, which the GPU draws
+// as it is). A software decoder's picture is in memory already: the copy is a fraction of a millisecond,
+// and three LUMINANCE textures take a software GL far less time than one RGBA upload of the VideoFrame.
+export async function picturePlanes(picture) {
+  const { width, height } = picture.visibleRect ?? { width: picture.displayWidth, height: picture.displayHeight };
+  if (picture.format !== 'I420' || width % 2 || height % 2 || picture.displayWidth !== width || picture.displayHeight !== height) {
+    return null;
+  }
+  const lumaBytes = width * height, chromaBytes = lumaBytes / 4;
+  const bytes = new Uint8Array(lumaBytes + 2 * chromaBytes);
+  try {
+    await picture.copyTo(bytes, { layout: [{ offset: 0, stride: width }, { offset: lumaBytes, stride: width / 2 },
+      { offset: lumaBytes + chromaBytes, stride: width / 2 }] });
+  } catch {
+    return null;  // closed meanwhile, or a layout this browser refuses: the VideoFrame is drawn instead
+  }
+  return { width, height, y: bytes.subarray(0, lumaBytes), u: bytes.subarray(lumaBytes, lumaBytes + chromaBytes),
+    v: bytes.subarray(lumaBytes + chromaBytes) };
+}
+
 export class VideoStream {
   // onPicture(videoFrame, context, decodeMs): a decoded picture, the `context` its frame was pushed with,
   //   and the ms from push to picture;
@@ -41,7 +62,7 @@ export class VideoStream {
     this.inFlight = new Map();       // chunk timestamp -> { context, pushed }
     this.nextTimestamp = 0;          // chunk timestamps: a count, so each picture finds its frame's context
     this.keyRequestedAt = -Infinity;
-    this.counts = { pushed: 0, decoded: 0, dropped: 0, resets: 0, keyRequests: 0 };
+    this.counts = { pushed: 0, decoded: 0, dropped: 0, resets: 0, keyRequests: 0, planes: 0 };  // planes: pictures drawn from memory
   }
 
   // One frame message's video: `video` the header's `video` object, `bytes` the encoded frame, `context`

@@ -180,7 +180,7 @@ export class XrDriver {
     const views = header.views ?? this.sourceViews.get(header.pose_id);
     if (this.reprojector && views) {
       this.reprojector.upload({ eyes: header.eyes || 1, width: header.width, height: header.height, bands: frame.bands,
-        video: frame.video, views, depth: frame.depth, near: header.depth?.near, depthPlane: header.depth, alpha: frame.alpha });
+        video: frame.video, yuv: frame.yuv, views, depth: frame.depth, near: header.depth?.near, depthPlane: header.depth, alpha: frame.alpha });
       this.frameNumber = header.frame;
       this.onDrawn = onDrawn;
     }
