@@ -3,10 +3,10 @@
 (a render panned 4 px a frame, the right eye 8 px off the left) handed to the page one at a time, as
 the live session's 8 JPEG bands and as each video codec at the stream's rate, while the cluster idles.
 Prints, per format, the medians of the page's decode (message received -> picture decoded), its draw
-(to the frame canvas and the flat view's textures) and their sum, and of "to pixels": from the message
-handed to the page until the flat view's WebGL canvas has drawn it (a 1-pixel readback after the page
-reports the frame displayed, so work a software GL does later is counted too). A measurement, not a
-test: software decoders and SwiftShader GL here.
+(to the frame canvas and the flat view's textures, as the page times it) and their sum; "GL finish":
+a 1-pixel readback of the flat view's WebGL canvas right after that report, which waits for
+the GL work still queued (a software GL does uploads and draws there). A measurement, not a test:
+software decoders and SwiftShader GL here.
 
     video_draw_bench.py --build B --source S --shared D [--frames N] [--codecs jpeg,h264,vp9,av1]
                         [--bitrate MBIT] [--fps F]
@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from live_cluster import LiveCluster, Skip  # noqa: E402
 from live_video_test import CODEC_STRINGS, annexb_access_units, ffmpeg, ivf_frames, quiet_page  # noqa: E402
 
-# Hands the page one frame message and resolves, once the page reported it displayed and its flat view's
-# GL finished the work queued for it, with [ms to pixels, the page's decode ms, the page's draw ms].
+# Hands the page one frame message and resolves, once the page reported it displayed, with [ms to the
+# report (a display frame's wait included), the page's decode ms, its draw ms, ms for its flat view's GL
+# to finish the work still queued].
 MEASURE_JS = """
 const [header, b64, done] = arguments;
 const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
@@ -45,12 +46,11 @@ const poll = () => {
     else setTimeout(poll, 1);
     return;
   }
-  requestAnimationFrame(() => {  // the flat view draws the frame in this display frame
-    const gl = window.tessera.flatReprojector.gl;
-    gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
-    const draws = window.tessera.streamStats.draws;
-    done([performance.now() - start, report.decoded - report.received, draws[draws.length - 1]]);
-  });
+  const shown = performance.now();
+  const gl = window.tessera.flatReprojector.gl;  // waits for the GL work queued so far: uploads and the draw
+  gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
+  const draws = window.tessera.streamStats.draws;
+  done([shown - start, report.decoded - report.received, draws[draws.length - 1], performance.now() - shown]);
 };
 poll();"""
 
@@ -107,13 +107,13 @@ def bench(c, args):
         if codec not in ENCODERS:
             raise SystemExit(f'video_draw_bench: error: unknown codec {codec!r}')
         out = c.dir / f'bench.{codec}'
-        ffmpeg(*stereo, '-vf', 'scale=out_color_matrix=bt709:out_range=tv', '-pix_fmt', 'yuv420p', *colour, '-g', '1000',
+        ffmpeg(*stereo[:-1], stereo[-1] + ',scale=out_color_matrix=bt709:out_range=tv', '-pix_fmt', 'yuv420p', *colour, '-g', '1000',
                *ENCODERS[codec](args.bitrate, args.fps), str(out))
         data = out.read_bytes()
         streams[codec] = annexb_access_units(data) if codec == 'h264' else ivf_frames(data)
     print(f'video_draw_bench: {eyes}x{width}x{height}, {count} frames, the first of each not counted (a cold decoder); '
           f'video at {args.bitrate:g} Mbit/s over {args.fps:g} frames/s')
-    print(f'{"format":<6} {"kB/frame":>9} {"decode":>8} {"draw":>8} {"sum":>8} {"to pixels":>10}   (medians, ms)')
+    print(f'{"format":<6} {"kB/frame":>9} {"decode":>8} {"draw":>8} {"sum":>8} {"GL finish":>10}   (medians, ms)')
     frame_id, pose = 2_000_000, 0
     for codec, frames in streams.items():
         rows = []
@@ -137,11 +137,11 @@ def bench(c, args):
                 rows.append((len(payload), *result))
             time.sleep(0.05)
         size = statistics.median(r[0] for r in rows) / 1000
-        pixels, decode, draw = (statistics.median(r[k] for r in rows) for k in (1, 2, 3))
+        decode, draw, finish = (statistics.median(r[k] for r in rows) for k in (2, 3, 4))
         total = statistics.median(r[2] + r[3] for r in rows)
         in_memory = c.js('return window.tessera.videoStream.counts.planes') if codec != 'jpeg' else None
         note = '' if codec == 'jpeg' else ('  (planes to textures)' if in_memory else '  (VideoFrame to texture)')
-        print(f'{codec:<6} {size:>9.0f} {decode:>8.1f} {draw:>8.1f} {total:>8.1f} {pixels:>10.1f}{note}', flush=True)
+        print(f'{codec:<6} {size:>9.1f} {decode:>8.1f} {draw:>8.1f} {total:>8.1f} {finish:>10.1f}{note}', flush=True)
 
 
 if __name__ == '__main__':
