@@ -16,7 +16,8 @@ class Vp9Decoder final : public VideoDecoder {
     vpx_codec_dec_cfg_t config{};
     config.threads = encoder_threads(threads);
     if (vpx_codec_dec_init(&codec_, vpx_codec_vp9_dx(), &config, 0)) throw Error("libvpx: cannot open a VP9 decoder");
-    if (vpx_codec_control(&codec_, VP9D_SET_ROW_MT, 1)) throw Error(std::string("libvpx: VP9 row threads refused: ") + vpx_codec_error(&codec_));
+    if (vpx_codec_control(&codec_, VP9D_SET_ROW_MT, 1))
+      throw Error(std::string("libvpx: VP9 row threads refused: ") + vpx_codec_error(&codec_));
     vpx_codec_control(&codec_, VP9D_SET_LOOP_FILTER_OPT, 1);  // the faster loop filter where this libvpx has it
   }
   ~Vp9Decoder() override { vpx_codec_destroy(&codec_); }

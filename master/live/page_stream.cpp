@@ -25,7 +25,9 @@ double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_c
 
 }  // namespace
 
-double frame_rate_for_budget(double frame_interval_ms) { return std::clamp(1000.0 / std::max(frame_interval_ms, 1e-3), kTargetFps, 240.0); }
+double frame_rate_for_budget(double frame_interval_ms) {
+  return std::clamp(1000.0 / std::max(frame_interval_ms, 1e-3), kTargetFps, 240.0);
+}
 
 namespace {
 

@@ -31,7 +31,7 @@ let gaze = null;                   // cursor position over the image, [0,1]^2 of
 let lastMeasuredPose = 0;          // pose whose first frame gave the latest latency figure
 let cameraScene = null;            // the scene the fly camera was placed in (kept across reconnects)
 let flatFrame = null;              // the frame the flat view reprojects: { header, views, viewer, eyes, width, height }
-let flatDrawn = '';                 // what the flat view shows now (frame, camera, reprojection): drawn again only when it changes
+let flatDrawn = '';                // what the flat view shows now (frame, camera, reprojection): drawn again only when it changes
 let lastPoseSent = { id: 0, t: 0 };
 let newestFramePose = 0;           // pose id of the newest frame received
 let arBackground = false;          // this page asked for a transparent background for AR
@@ -334,7 +334,8 @@ function uploadFlat(frame) {
   const shown = views.map((view) => withoutGuardBand(view.frustum, header.guard_band));
   const shownWidth = Math.round(width * (shown[0][1] - shown[0][0]) / (views[0].frustum[1] - views[0].frustum[0]));
   const shownHeight = Math.round(frame.height * (shown[0][3] - shown[0][2]) / (views[0].frustum[3] - views[0].frustum[2]));
-  flatFrame = { header, views, viewer, shown, eyes, width: shownWidth, height: shownHeight, uploads: (flatFrame?.uploads ?? 0) + 1 };
+  const uploads = (flatFrame?.uploads ?? 0) + 1;  // a count, so the flat view knows a new upload from the last
+  flatFrame = { header, views, viewer, shown, eyes, width: shownWidth, height: shownHeight, uploads };
 }
 
 function drawFlat() {
@@ -342,7 +343,7 @@ function drawFlat() {
   const { views, viewer, shown, eyes, width, height } = flatFrame;
   // A still camera and no new frame: the canvas (preserveDrawingBuffer) already shows it; a software GL
   // would spend the page's time on the same pixels again.
-  const drawing = JSON.stringify([flatFrame.header.frame, flatFrame.uploads, camera.position, camera.orientation, reprojectBox.checked]);
+  const drawing = JSON.stringify([flatFrame.uploads, camera.position, camera.orientation, reprojectBox.checked]);
   if (drawing === flatDrawn && reprojectedCanvas.width === eyes * width && reprojectedCanvas.height === height) return;
   flatDrawn = drawing;
   if (reprojectedCanvas.width !== eyes * width || reprojectedCanvas.height !== height) {

@@ -62,7 +62,8 @@ export class VideoStream {
     this.inFlight = new Map();       // chunk timestamp -> { context, pushed }
     this.nextTimestamp = 0;          // chunk timestamps: a count, so each picture finds its frame's context
     this.keyRequestedAt = -Infinity;
-    this.counts = { pushed: 0, decoded: 0, dropped: 0, resets: 0, keyRequests: 0, planes: 0 };  // planes: pictures drawn from memory
+    // planes: pictures the page drew from their planes in memory (picturePlanes)
+    this.counts = { pushed: 0, decoded: 0, dropped: 0, resets: 0, keyRequests: 0, planes: 0 };
   }
 
   // One frame message's video: `video` the header's `video` object, `bytes` the encoded frame, `context`
