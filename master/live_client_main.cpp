@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
     PageDecoder decoder;
     std::vector<double> decode_ms, encode_ms, depth_bytes, alpha_bytes, inflate_ms, psnr;
     std::optional<ImageRgba8> last_image;
-    size_t image_bytes = 0, key_frames = 0, keyframe_requests = 0, undecoded = 0;
+    size_t image_bytes = 0, key_frames = 0, keyframe_requests = 0, undecoded = 0, refused_frames = 0;
     std::string stream_codec = session.value("codec", "jpeg");
     const double moving_until = duration * 1000, end_ms = (duration + hold) * 1000;
     double next_pose_ms = 0;
@@ -241,6 +241,10 @@ int main(int argc, char** argv) {
       const bool compare = !reference.empty() && std::filesystem::exists(reference_file);
       if (!no_decode) {
         auto decoded = decoder.decode(frame, compare || !save_frame.empty());
+        if (decoded.refused) {  // a malformed header: one line, and the stream starts again at a key frame
+          std::cerr << "tessera-live-client: frame " << frame_id << ": " << *decoded.refused << "\n";
+          ++refused_frames;
+        }
         if (decoded.keyframe_reason) {  // as a page does: the master's next frame to it is a key frame
           client.send_text(json{{"type", "keyframe"}, {"reason", decoded.keyframe_reason->substr(0, 200)}}.dump());
           ++keyframe_requests;
@@ -309,6 +313,7 @@ int main(int argc, char** argv) {
                          {"psnr_frames", psnr.size()},
                          {"key_frames", key_frames},
                          {"keyframe_requests", keyframe_requests},
+                         {"refused_frames", refused_frames},
                          {"undecoded_frames", undecoded},
                          {"max_samples", max_samples_seen},
                          {"last_samples", last_samples},

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   int jpeg_quality = 85;
   unsigned jpeg_threads = 0;
   std::string codec = "auto", stream_bitrate = "auto", reference_frames;
+  unsigned video_strips = 0;
   unsigned max_samples = 16, max_path_samples = 256;
   float guard_band = 3;
   master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
@@ -167,6 +168,10 @@ int main(int argc, char** argv) {
   app.add_option("--stream-bitrate", stream_bitrate,
                  "Live session: video bitrate in Mbit/s, or auto (adapts to each page's link, from 30, at most 80)")
       ->capture_default_str();
+  app.add_option("--video-strips", video_strips,
+                 "Live session: horizontal strips of a video frame, each its own stream coded in parallel (0: one per 128 rows, "
+                 "at most one per core, at most 16)")
+      ->capture_default_str()->check(CLI::Range(0u, 16u));
   app.add_option("--reference-frames", reference_frames,
                  "Live session (benchmarks, tests): write every EVERY-th frame (default 30) as it was before encoding, "
                  "DIR/frame-F.ppm, for a client on this host to measure what it decoded");
@@ -219,11 +224,12 @@ int main(int argc, char** argv) {
       const bool has_host = serve.find(':') != std::string::npos;
       return net::parse_host_port(has_host ? serve : "127.0.0.1:" + serve, "--serve", true);
     });
-    if (!live && (app.count("--codec") || app.count("--stream-bitrate") || app.count("--reference-frames")))
-      throw UsageError("--codec, --stream-bitrate and --reference-frames belong to --serve");
+    if (!live && (app.count("--codec") || app.count("--stream-bitrate") || app.count("--reference-frames") || app.count("--video-strips")))
+      throw UsageError("--codec, --stream-bitrate, --video-strips and --reference-frames belong to --serve");
     master::live::StreamOptions stream_options;
     stream_options.codec = master::live::parse_codec_setting(codec);
     stream_options.rate = master::live::parse_stream_bitrate(stream_bitrate);
+    stream_options.strips = video_strips;
     if (!reference_frames.empty()) stream_options.reference = master::live::parse_reference_frames(reference_frames);
     if (live) poses = "live";
     if ((poses == "orbit" || poses == "turntable") && frames == 0) frames = 36;

@@ -21,6 +21,7 @@
 #include "common/image/png_io.h"
 #include "common/video/video_decoder.h"
 #include "common/video/video_encoder.h"
+#include "common/video/video_strips.h"
 #include "master/live/jpeg_bands.h"
 
 namespace {
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
   double bitrate = 30, fps = 60;
   int frames = 30, pan = 6, jpeg_quality = 85;
   unsigned threads = 0;
+  int strips = 1;
+  std::string h264_preset = "superfast";
   bool json_out = false;
   app.add_option("--image", image_paths,
                  "A frame (PNG, e.g. tessera-render --size 2048x1024); several: the frames in order, cycled for --frames; "
@@ -76,6 +79,12 @@ int main(int argc, char** argv) {
   app.add_option("--frames", frames, "Delta frames after the key frame")->capture_default_str()->check(CLI::Range(1, 10000));
   app.add_option("--pan", pan, "Pixels the view moves a frame")->capture_default_str()->check(CLI::Range(0, 256));
   app.add_option("--threads", threads, "Encoder and decoder threads (0: one per hardware thread, at most 16)")->capture_default_str();
+  app.add_option("--strips", strips,
+                 "Horizontal strips, each its own one-threaded stream, coded in parallel on --threads threads (1: the whole frame, "
+                 "one encoder of --threads threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  app.add_option("--h264-preset", h264_preset, "x264's preset (ultrafast, superfast, veryfast, ...)")->capture_default_str();
   app.add_option("--jpeg-quality", jpeg_quality, "JPEG quality of the comparison row")->capture_default_str()->check(CLI::Range(1, 100));
   app.add_flag("--json", json_out, "Print the results as JSON");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
@@ -105,19 +114,23 @@ int main(int argc, char** argv) {
       raw.push_back(sequence[size_t(k < int(sequence.size()) ? k : period - k)]);
     }
     json rows = json::array();
+    TaskPool pool(video::encoder_threads(threads));
+    const unsigned codec_threads = strips == 1 ? threads : 1;  // strips: one thread each, the pool runs them side by side
     for (video::Codec codec : codecs) {
-      video::EncoderSettings settings{width, height, bitrate, fps, threads};
-      auto encoder = video::make_video_encoder(codec, settings);
-      auto decoder = video::make_video_decoder(codec, threads);
-      std::vector<double> delta_bytes, delta_psnr, encode_ms, decode_ms;
+      video::EncoderSettings settings{width, height, bitrate, fps, codec_threads, h264_preset};
+      video::StripEncoder encoder(codec, settings, strips, pool);
+      video::StripDecoder decoder(codec, codec_threads, pool);
+      std::vector<double> delta_bytes, delta_psnr, encode_ms, decode_ms, strip_encode_ms, strip_decode_ms;
       double key_bytes = 0, key_psnr = 0, key_encode_ms = 0;
       for (int i = 0; i <= frames; ++i) {
+        const video::I420Image picture_in = video::rgba_to_i420(raw[size_t(i)], width, height);
         const auto start = Clock::now();
-        const video::EncodedFrame frame = encoder->encode(video::rgba_to_i420(raw[size_t(i)], width, height), false);
+        const video::StripFrame frame = encoder.encode(picture_in, i == 0);
         const double encoded_ms = ms_since(start);
         const auto decode_start = Clock::now();
-        const video::I420Image picture = decoder->decode(frame.bytes);
+        const video::I420Image picture = decoder.decode(frame.bytes, frame.strips, width, height);
         decode_ms.push_back(ms_since(decode_start));
+        for (double ms : decoder.strip_decode_ms) strip_decode_ms.push_back(ms);
         ImageRgba8 shown = video::i420_to_rgba_stretched(picture, source.width(), source.height());
         const double psnr = psnr_rgb(raw[size_t(i)], shown);
         if (i == 0) {
@@ -128,11 +141,13 @@ int main(int argc, char** argv) {
           delta_bytes.push_back(double(frame.bytes.size()));
           delta_psnr.push_back(psnr);
           encode_ms.push_back(encoded_ms);
+          for (double ms : frame.strip_encode_ms) strip_encode_ms.push_back(ms);
         }
       }
       rows.push_back({{"codec", video::codec_name(codec)}, {"key_bytes", key_bytes}, {"key_psnr_db", key_psnr},
                       {"key_encode_ms", key_encode_ms}, {"delta_bytes", median(delta_bytes)}, {"delta_psnr_db", median(delta_psnr)},
-                      {"encode_ms", median(encode_ms)}, {"decode_ms", median(decode_ms)}});
+                      {"encode_ms", median(encode_ms)}, {"decode_ms", median(decode_ms)}, {"strip_encode_ms", median(strip_encode_ms)},
+                      {"strip_decode_ms", median(strip_decode_ms)}});
     }
     {  // JPEG, every frame whole
       master::live::BandedJpegEncoder jpeg(jpeg_quality, threads);
@@ -152,11 +167,12 @@ int main(int argc, char** argv) {
       }
       rows.push_back({{"codec", "jpeg"}, {"key_bytes", median(bytes)}, {"key_psnr_db", median(psnr)}, {"key_encode_ms", median(encode_ms)},
                       {"delta_bytes", median(bytes)}, {"delta_psnr_db", median(psnr)}, {"encode_ms", median(encode_ms)},
-                      {"decode_ms", median(decode_ms)}});
+                      {"decode_ms", median(decode_ms)}, {"strip_encode_ms", median(encode_ms)},
+                      {"strip_decode_ms", median(decode_ms)}});
     }
     if (json_out) {
       std::cout << json{{"width", source.width()}, {"height", source.height()}, {"bitrate_mbit", bitrate}, {"fps", fps},
-                        {"images", sequence.size()}, {"pan", pan}, {"frames", frames}, {"codecs", rows}}.dump(2)
+                        {"images", sequence.size()}, {"pan", pan}, {"strips", strips}, {"frames", frames}, {"codecs", rows}}.dump(2)
                 << std::endl;
       return 0;
     }
@@ -165,13 +181,14 @@ int main(int argc, char** argv) {
                 sequence.size() > 1 ? (std::to_string(sequence.size()) + " rendered frames there and back").c_str()
                                     : ("panned " + std::to_string(pan) + " px a frame").c_str(),
                 frames);
-    std::printf("%-5s %10s %8s %9s %10s %8s %10s %10s\n", "codec", "key KB", "key dB", "key ms", "delta KB", "delta dB", "encode ms",
-                "decode ms");
+    std::printf("%d strip%s (a strip's encode and decode ms: one thread, the median strip)\n", strips, strips == 1 ? "" : "s");
+    std::printf("%-5s %10s %8s %9s %10s %8s %10s %10s %9s %9s\n", "codec", "key KB", "key dB", "key ms", "delta KB", "delta dB",
+                "encode ms", "decode ms", "strip enc", "strip dec");
     for (const auto& r : rows)
-      std::printf("%-5s %10.1f %8.2f %9.1f %10.1f %8.2f %10.1f %10.1f\n", r["codec"].get<std::string>().c_str(),
+      std::printf("%-5s %10.1f %8.2f %9.1f %10.1f %8.2f %10.1f %10.1f %9.1f %9.1f\n", r["codec"].get<std::string>().c_str(),
                   r["key_bytes"].get<double>() / 1000, r["key_psnr_db"].get<double>(), r["key_encode_ms"].get<double>(),
                   r["delta_bytes"].get<double>() / 1000, r["delta_psnr_db"].get<double>(), r["encode_ms"].get<double>(),
-                  r["decode_ms"].get<double>());
+                  r["decode_ms"].get<double>(), r["strip_encode_ms"].get<double>(), r["strip_decode_ms"].get<double>());
     return 0;
   } catch (const std::exception& e) {
     return cli::fail(app, e);

@@ -23,7 +23,8 @@ class H264Encoder final : public VideoEncoder {
   explicit H264Encoder(const EncoderSettings& s) : VideoEncoder(s) {
     // superfast keeps CABAC and the 8x8 transform (High profile tools) and runs a 2048x1024 frame in
     // a few ms on a handful of cores.
-    if (x264_param_default_preset(&param_, "superfast", "zerolatency") < 0) throw Error("x264: no superfast/zerolatency preset");
+    if (x264_param_default_preset(&param_, s.h264_preset.c_str(), "zerolatency") < 0)
+      throw Error("x264: no preset '" + s.h264_preset + "'");
     param_.i_width = s.width;
     param_.i_height = s.height;
     param_.i_csp = X264_CSP_I420;

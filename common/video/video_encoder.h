@@ -17,6 +17,7 @@ struct EncoderSettings {
   double bitrate_mbit = 30;   // the target rate at `fps` frames a second
   double fps = 60;            // frames a second the rate is spread over
   unsigned threads = 0;       // 0: one per hardware thread (at most 16)
+  std::string h264_preset = "superfast";  // x264's preset (with tune zerolatency); "ultrafast" trades CABAC and quality for speed
 };
 
 struct EncodedFrame {

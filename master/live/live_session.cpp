@@ -62,7 +62,8 @@ LiveSession::LiveSession(LiveOptions options, const SceneFile& scene, const Sess
   if (options_.max_samples < 1 || options_.max_samples > 4096) throw Error("--max-samples must be in 1..4096");
   current_.stereo = current_.stereo || current_.ipd > 0;
   server_ = std::make_unique<HttpServer>(options_.server, *this);
-  stream_pool_ = std::make_unique<TaskPool>(2);  // two pages' encodes at once, each on the encoder's own threads
+  // The pages' encodes, each frame's strips side by side (the encoding thread takes strips too).
+  stream_pool_ = std::make_unique<TaskPool>(video::encoder_threads(options_.stream.encoder_threads));
   refinement_for(current_);
 }
 

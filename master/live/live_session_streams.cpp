@@ -24,7 +24,8 @@ void LiveSession::open_stream(uint64_t connection, Connection& c, const Hello& h
     return;
   }
   c.stream = std::make_shared<PageStream>(
-      connection, *codec, c.depth, options_.stream.rate, options_.stream.encoder_threads, *stream_pool_,
+      connection, *codec, c.depth, options_.stream.rate, options_.stream.encoder_threads, options_.stream.strips,
+      *stream_pool_,
       [this](uint64_t to, uint64_t frame_id, std::shared_ptr<const std::string> message, const EncodedFrameInfo& info) {
         stream_frame_sent(to, frame_id, std::move(message), info);
       });

@@ -6,7 +6,9 @@
 // has to drop an encoded frame, which would break the references of the frames after it), and a
 // frame that comes while one is in flight waits, replaced by any newer one. Key frames: the first,
 // after a size, stereo or scale change, and on the page's request. The rate controller follows
-// the page's `displayed` reports and the socket; held-pose refinements get a higher rate.
+// the page's `displayed` reports and the socket; held-pose refinements get a higher rate. Each
+// frame is cut into horizontal strips, each its own one-threaded stream (common/video/video_strips.h),
+// coded in parallel on the pool and sent in one message.
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -21,6 +23,7 @@
 #include "common/base/task_pool.h"
 #include "common/image/image.h"
 #include "common/video/video_encoder.h"
+#include "common/video/video_strips.h"
 #include "master/live/rate_controller.h"
 
 namespace tessera::master::live {
@@ -65,8 +68,9 @@ class PageStream : public std::enable_shared_from_this<PageStream> {
   using Send = std::function<void(uint64_t connection, uint64_t frame_id, std::shared_ptr<const std::string> message,
                                   const EncodedFrameInfo& info)>;
 
-  PageStream(uint64_t connection, video::Codec codec, bool wants_depth, RateOptions rate, unsigned encoder_threads, TaskPool& pool,
-             Send send);
+  // `strips`: a frame's strips (0: video::strip_count_for the coded height and `encoder_threads`).
+  PageStream(uint64_t connection, video::Codec codec, bool wants_depth, RateOptions rate, unsigned encoder_threads, unsigned strips,
+             TaskPool& pool, Send send);
   ~PageStream();
 
   // Any thread. The newest frame the page should see; encoded now, or after the one in flight.
@@ -102,7 +106,7 @@ class PageStream : public std::enable_shared_from_this<PageStream> {
   const uint64_t connection_;
   const video::Codec codec_;
   const bool wants_depth_;
-  const unsigned threads_;
+  const unsigned threads_, strips_;
   TaskPool& pool_;
   Send send_;
 
@@ -118,7 +122,7 @@ class PageStream : public std::enable_shared_from_this<PageStream> {
   uint64_t key_frames_ = 0;
 
   // The encoder's side (one encode at a time: busy_).
-  std::unique_ptr<video::VideoEncoder> encoder_;
+  std::unique_ptr<video::StripEncoder> encoder_;  // the picture's strips, each its own stream, coded in parallel on pool_
   int source_width_ = 0, source_height_ = 0;
   double encoder_scale_ = 1, encoder_mbit_ = 0;
   uint64_t next_seq_ = 0;

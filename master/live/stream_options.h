@@ -23,6 +23,7 @@ struct StreamOptions {
   RateOptions rate;                // --stream-bitrate
   std::optional<ReferenceFrames> reference;
   unsigned encoder_threads = 0;    // per stream (0: one per hardware thread, at most 8)
+  unsigned strips = 0;             // --video-strips (0: video::strip_count_for the coded height and the threads)
 };
 
 // Throw UsageError for anything else.

@@ -6,7 +6,7 @@ import { FlyCamera } from './fly_camera.js';
 import { LiveConnection, inflate, socketUrl } from './protocol.js';
 import { Reprojector, carryEye, withoutGuardBand } from './reproject.js';
 import { StreamStats } from './stream_stats.js';
-import { VideoStream, decodableCodecs, picturePlanes } from './video_stream.js';
+import { VideoStream, decodableCodecs } from './video_stream.js';
 import { XrDriver, offeredModes } from './xr.js';
 
 const $ = (id) => document.getElementById(id);
@@ -219,10 +219,10 @@ function onVideoFrame(header, received, sections) {
 }
 
 const videoStream = new VideoStream({
-  onPicture: async (picture, { header, received, inflated }) => {
-    let depth, alpha, yuv;
+  onPicture: async (picture, { header, received, inflated }, decodeMs, yuv) => {
+    let depth, alpha;
     try {
-      [[depth, alpha], yuv] = await Promise.all([inflated, picturePlanes(picture)]);
+      [depth, alpha] = await inflated;
     } catch (error) {
       picture.close();
       dashboard.addEvent(`frame ${header.frame}: undecodable depth or alpha (${error.message})`, 'error');

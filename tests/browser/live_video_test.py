@@ -456,6 +456,39 @@ def case_codec_auto(c, args):
         c.wait_for(f'{what}: jpeg on the HUD', lambda: c.js("return document.getElementById('hud-stream').textContent").startswith('jpeg'))
 
 
+def case_codec_strips(c, args):
+    """tessera-master --video-strips 4: every video frame carries its strip table, the page decodes the
+    strips (one decoder each) and draws the frame within 32 dB of the master's raw frame; a frame whose
+    strip table is malformed is refused: one key frame request, one event, and the page draws again."""
+    references = video_session(c, 'h264', '--video-strips', '4')
+    c.wait_for('h264: the session', lambda: last_session(c).get('codec') == 'h264', timeout=10)
+    drawn_against_reference(c, references, 'h264 in strips', 32.0)
+    video = [f['video'] for f in c.socket_log('frames') if 'video' in f]
+    assert all(len(v['strips']) > 1 for v in video), [v.get('strips') for v in video[:3]]
+    assert c.js('return window.tessera.videoStream.counts.strips') == len(video[-1]['strips'])
+    assert not sent(c, 'keyframe'), sent(c, 'keyframe')
+    last = c.socket_log('frames')[-1]
+    bad = {**last, 'frame': 2_000_000, 'video': {**last['video'], 'key': False, 'seq': last['video']['seq'] + 1,
+                                                 'bytes': 64, 'strips': [{'y': 0, 'height': 16, 'offset': 8, 'bytes': 56, 'key': False}]}}
+    for section in ('depth', 'alpha'):
+        bad.pop(section, None)
+    c.js(INJECT_JS, bad, base64.b64encode(bytes(64)).decode())
+    c.wait_for('a key frame asked for after the malformed table', lambda: sent(c, 'keyframe'), timeout=10)
+    requests = sent(c, 'keyframe')
+    assert len(requests) == 1 and 'strip table refused' in requests[0]['reason'], requests
+    assert c.js('return window.tessera.videoStream.counts.refused') == 1
+    events = c.js("return [...document.querySelectorAll('#events li')].map((e) => e.textContent)")
+    assert sum('strip table refused' in e for e in events) == 1, events
+    from selenium.webdriver.common.action_chains import ActionChains
+    c.driver.find_element('id', 'view').click()
+    since = len(c.socket_log('frames'))
+
+    def drawn_again():
+        ActionChains(c.driver).key_down('d').pause(0.1).key_up('d').perform()
+        return any(f['frame'] in displayed_frames(c) for f in c.socket_log('frames')[since:])
+    c.wait_for('a frame drawn after the key frame', drawn_again, timeout=30)
+
+
 def case_codec_decode_error(c, args):
     """A decoder error mid-stream: the page asks the master for a key frame (once) and draws again within
     a few frames."""

@@ -9,7 +9,10 @@ the GL work still queued (a software GL does uploads and draws there). A measure
 software decoders and SwiftShader GL here.
 
     video_draw_bench.py --build B --source S --shared D [--frames N] [--codecs jpeg,h264,vp9,av1]
-                        [--bitrate MBIT] [--fps F]
+                        [--bitrate MBIT] [--fps F] [--strips K]
+
+--strips K: each video frame in K horizontal strips, each its own stream (the master's strip-parallel
+video, PROTOCOL.md "Video streams"), the page decoding them with K decoders side by side.
 """
 import argparse
 import base64
@@ -65,6 +68,12 @@ ENCODERS = {
 }
 
 
+def strip_layout(height, count):
+    """[(y, rows)]: as common/video/video_strips.cpp cuts a picture (rows of 16, the last takes the rest)."""
+    per = -(-(height // count) // 16) * 16
+    return [(y, min(per, height - y)) for y in range(0, height, per)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--build', required=True)
@@ -74,6 +83,7 @@ def main():
     parser.add_argument('--codecs', default='jpeg,h264,vp9,av1')
     parser.add_argument('--bitrate', type=float, default=30, help='the video codecs\' Mbit/s (default 30)')
     parser.add_argument('--fps', type=float, default=72, help='frames a second the bitrate is spread over (default 72)')
+    parser.add_argument('--strips', type=int, default=1, help='strips a video frame (default 1: the whole frame)')
     args = parser.parse_args()
     c = LiveCluster(args.build, args.source, os.environ.get('TESSERA_SHARED_DIR') or args.shared)
     try:
@@ -106,13 +116,17 @@ def bench(c, args):
             continue
         if codec not in ENCODERS:
             raise SystemExit(f'video_draw_bench: error: unknown codec {codec!r}')
-        out = c.dir / f'bench.{codec}'
-        ffmpeg(*stereo[:-1], stereo[-1] + ',scale=out_color_matrix=bt709:out_range=tv', '-pix_fmt', 'yuv420p', *colour, '-g', '1000',
-               *ENCODERS[codec](args.bitrate, args.fps), str(out))
-        data = out.read_bytes()
-        streams[codec] = annexb_access_units(data) if codec == 'h264' else ivf_frames(data)
+        layout = strip_layout(height, args.strips)
+        per_strip = []
+        for k, (y, rows) in enumerate(layout):
+            out = c.dir / f'bench{k}.{codec}'
+            ffmpeg(*stereo[:-1], stereo[-1] + f',crop={eyes * width}:{rows}:0:{y},scale=out_color_matrix=bt709:out_range=tv',
+                   '-pix_fmt', 'yuv420p', *colour, '-g', '1000', *ENCODERS[codec](args.bitrate * rows / height, args.fps), str(out))
+            data = out.read_bytes()
+            per_strip.append(annexb_access_units(data) if codec == 'h264' else ivf_frames(data))
+        streams[codec] = [[(y, rows, strip[i]) for (y, rows), strip in zip(layout, per_strip)] for i in range(count)]
     print(f'video_draw_bench: {eyes}x{width}x{height}, {count} frames, the first of each not counted (a cold decoder); '
-          f'video at {args.bitrate:g} Mbit/s over {args.fps:g} frames/s')
+          f'video at {args.bitrate:g} Mbit/s over {args.fps:g} frames/s, {args.strips} strip(s) a frame')
     print(f'{"format":<6} {"kB/frame":>9} {"decode":>8} {"draw":>8} {"sum":>8} {"GL finish":>10}   (medians, ms)')
     frame_id, pose = 2_000_000, 0
     for codec, frames in streams.items():
@@ -126,10 +140,13 @@ def bench(c, args):
                 payload = b''.join(data)
             else:
                 header['bands'] = []
-                header['video'] = {'codec': codec, 'codec_string': CODEC_STRINGS[codec], 'key': i == 0, 'seq': i, 'bytes': len(data),
+                payload = b''.join(strip for _, _, strip in data)
+                offsets = [sum(len(strip) for _, _, strip in data[:k]) for k in range(len(data))]
+                header['video'] = {'codec': codec, 'codec_string': CODEC_STRINGS[codec], 'key': i == 0, 'seq': i, 'bytes': len(payload),
                                    'coded_width': eyes * width, 'coded_height': height, 'bitrate_mbit': args.bitrate,
-                                   'encode_ms': 1.0}
-                payload = data
+                                   'encode_ms': 1.0,
+                                   'strips': [{'y': y, 'height': rows, 'offset': offsets[k], 'bytes': len(strip), 'key': i == 0}
+                                              for k, (y, rows, strip) in enumerate(data)]}
             result = c.driver.execute_async_script(MEASURE_JS, header, base64.b64encode(payload).decode())
             if result is None:
                 raise AssertionError(f'{codec}: frame {i} was not displayed within 20 s')
