@@ -377,7 +377,7 @@ TEST(GltfAnimation, GeneratedSceneLoadsStaticAndAnimatesInsideSponza) {
   // The static pose packs as any glTF: 2 cubes, a sphere, the child sphere and 20 small spheres.
   const TriangleMesh mesh = load_mesh(path, {});
   EXPECT_EQ(mesh.triangle_count(), 2 * 432u + 528u + 224u + 20 * 120u);
-  EXPECT_TRUE(mesh.warnings.empty()) << mesh.warnings.front();
+  for (const std::string& warning : mesh.warnings) EXPECT_NE(warning.find("animations"), std::string::npos) << warning;
 
   const AnimatedScene scene = read_gltf_animations(path);
   EXPECT_TRUE(scene.warnings.empty());
