@@ -401,11 +401,12 @@ TEST(GltfAnimation, GeneratedSceneLoadsStaticAndAnimatesInsideSponza) {
   }
   ASSERT_TRUE(evaluate(scene, 6.0, Playback::loop, again));
   EXPECT_EQ(pose.world, again.world);
-  // Object 1 (LINEAR translation) a quarter in: lifted by 0.6 of its size, swayed by 0.4 in z.
+  // Object 1 (LINEAR translation; placed 0.13 of the spread towards +z) a quarter in: lifted by 0.6 of
+  // its size, swayed by 0.4 in z.
   ASSERT_TRUE(evaluate(scene, 0.5, Playback::loop, pose));
   const uint32_t object1 = 2;  // node 1 is object 0's child
   EXPECT_NEAR(pose.local[object1].translation[1], 250.0f + 60.0f, 1e-3f);
-  EXPECT_NEAR(pose.local[object1].translation[2], 40.0f, 1e-3f);
+  EXPECT_NEAR(pose.local[object1].translation[2], 156.0f + 40.0f, 1e-3f);
   // Everything stays inside Crytek Sponza's bounds the whole loop.
   for (double t = 0.0; t < 2.0; t += 0.05) {
     ASSERT_TRUE(evaluate(scene, t, Playback::loop, pose));
