@@ -1,12 +1,13 @@
 #include "master/stats/record_window.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace tessera::master {
 
 void RecordWindow::add(FrameRecord record, bool bounded) {
   records_.push_back(std::move(record));
-  if (!bounded || records_.size() < 2 * kept_) return;
+  if (!bounded || records_.size() < kept_ + std::max<size_t>(1, kept_ / 8)) return;
   const auto keep_from = records_.end() - std::ptrdiff_t(kept_);
   for (auto r = records_.begin(); r != keep_from; ++r) {
     ++(r->complete ? retired_complete_ : r->superseded ? retired_superseded_ : retired_failed_);

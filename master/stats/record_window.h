@@ -1,7 +1,8 @@
 #pragma once
 // The frame records a session keeps. A run of N frames keeps all N; a live session runs for hours,
-// so it keeps the newest (between `kept` and twice as many: erasing goes in halves) and only the
-// counts of the older ones, which its summary adds. Its memory stays flat (deploy/soak).
+// so it keeps the newest (between `kept` and an eighth more: the oldest eighth goes at once, so
+// erasing is rare and memory does not swing) and only the counts of the older ones, which its
+// summary adds. Its memory stays flat after a few seconds of frames (deploy/soak).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -10,7 +11,7 @@
 
 namespace tessera::master {
 
-inline constexpr size_t kLiveRecordsKept = 4096;
+inline constexpr size_t kLiveRecordsKept = 256;
 
 class RecordWindow {
  public:
