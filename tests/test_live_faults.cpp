@@ -114,7 +114,20 @@ namespace {
 // same port (a phone whose Wi-Fi dropped and came back).
 class PageLink {
  public:
-  explicit PageLink(uint16_t master_port) : master_port_(master_port) { start(); }
+  // Its port is below the ephemeral range (32768 up), so that no outgoing connection (the page's own
+  // attempts included: a connection to itself) takes it while the link is down.
+  explicit PageLink(uint16_t master_port) : master_port_(master_port) {
+    for (uint16_t p = uint16_t(20000 + ::getpid() % 10000); !relay_ && p < 32000; p += 7) {
+      port = p;
+      try {
+        start();
+      } catch (const std::exception&) {
+        relay_.reset();
+        work_.reset();
+        io_.reset();
+      }
+    }
+  }
   ~PageLink() { stop(); }
   void start() {
     io_.emplace();

@@ -74,7 +74,7 @@ class NetemLinks:
     def worker_prefix(self, k):
         return ["ip", "netns", "exec", self.ns(k)]
 
-    def master_address(self, k, worker_address):
+    def master_address(self, k, worker_address, port=0):
         return worker_address
 
     def set_fault(self, k, kind):
@@ -148,10 +148,11 @@ class RelayLinks:
     def worker_prefix(self, k):
         return []
 
-    def master_address(self, k, worker_address):
-        """The relay's address for worker k (started on first use; it outlives worker restarts)."""
+    def master_address(self, k, worker_address, port=0):
+        """The relay's address for worker k (started on first use, on `port`; it outlives worker restarts)."""
         if k not in self.relays:
             self.relays[k] = Relay(self.command, self.folder, f"relay-{k}", worker_address)
+            self.relays[k].port = port
             return self.relays[k].start()
         return f"127.0.0.1:{self.relays[k].port}"
 
