@@ -374,8 +374,12 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       int leaf = kind == TS_KD_LEAF;
       uint count = leaf ? kd_leaf_count(words.x) : kd_inner_ref_count(words.x);
       TS_GLOBAL const uint* refs = !leaf ? nodes + 2u * node + 2u : kd_leaf_triangles(nodes, leaf_refs, node, words.x, words.y);
-      /* a leaf's word1 says whether its list is narrow; only scenes with narrow lists look */
-      uint first = (scene_flags(scene) & TS_SCENE_NARROW_LEAF_LISTS) && leaf ? words.y : 0u;
+      /* a leaf's word1 says whether its list is narrow; only scenes with narrow lists look (nested,
+       * not &&: with the flags compiled in, a constant operand of && is a warning) */
+      uint first = 0u;
+      if (scene_flags(scene) & TS_SCENE_NARROW_LEAF_LISTS) {
+        if (leaf) first = words.y;
+      }
       uint i = 0u;
       if (leaf) TS_KD_COUNT(leaf, 1u); else TS_KD_COUNT(inner_refs, count);
 #ifdef TS_KD_CPU
