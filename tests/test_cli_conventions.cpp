@@ -71,6 +71,7 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"make-animated-scene", "--output x.gltf --count -1"},
       {"make-bundle", "--programs 'not a list' out"},
       {"scale-bench", "--workers many"},
+      {"soak", "--duration banana"},
   };
   return table;
 }
