@@ -188,7 +188,9 @@ TEST(LiveClientReconnect, PageLinkCutTheClientReconnectsAndLogsEveryFrame) {
   for (size_t i = 1; i < rows.size(); ++i) {
     ASSERT_EQ(rows[i].size(), 6u) << "row " << i;
     const uint64_t frame = std::stoull(rows[i][2]);
-    if (last_frame.count(rows[i][1])) EXPECT_LT(last_frame[rows[i][1]], frame) << "row " << i;
+    if (last_frame.count(rows[i][1])) {
+      EXPECT_LT(last_frame[rows[i][1]], frame) << "row " << i;
+    }
     last_frame[rows[i][1]] = frame;
     latencies += !rows[i][5].empty();
     second_connection += rows[i][1] == "2";
