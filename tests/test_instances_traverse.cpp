@@ -56,6 +56,19 @@ const PlainMesh& teapot() {
   return mesh;
 }
 
+// How near a hit lies to its triangle's edges (0: on one): a ray that close may pick the neighbour
+// or miss the silhouette when its ray or vertices round differently.
+float edge_distance(const Hit& hit) { return std::min({hit.u, hit.v, 1.0f - hit.u - hit.v}); }
+constexpr float kNearEdge = 2e-3f;
+
+// Two traversals of the same surfaces, one with its rays or vertices rounded otherwise, may differ
+// only where a ray grazes an edge (the neighbour, or a miss at the silhouette) or where two
+// surfaces cross (equal t to rounding; at exactly equal t each takes its lowest triangle index).
+bool explained_difference(int found, const Hit& got, int found_flat, const Hit& expected) {
+  if (std::min(found_flat ? edge_distance(expected) : 1.0f, found ? edge_distance(got) : 1.0f) < kNearEdge) return true;
+  return found && found_flat && std::fabs(got.t - expected.t) <= 1e-5f * std::max(1.0f, expected.t);
+}
+
 uint64_t hit_hash(uint64_t h, int found, const Hit& hit) {
   const uint32_t words[4] = {found ? hit.tri : 0xFFFFFFFFu, ts_as_uint(hit.t), ts_as_uint(hit.u), ts_as_uint(hit.v)};
   return hash64(words, sizeof words, h);
@@ -106,19 +119,21 @@ TEST(InstanceTraverse, MovedInstanceHitsLikeTheObjectPackedThere) {
   const InstancedScene instanced = make_instanced_scene({bunny()}, {{0, 0, world}});
   const FlatScene flat = make_flat_scene(transformed(bunny(), world));
 
-  int hits = 0, same = 0;
+  int hits = 0, near_edge = 0;
   for (const TestRay& ray : rays_through(instanced.top.bounds, 12, 20000)) {
     Hit expected, got;
     uint32_t slot = 0;
     const int found_flat = kd_intersect_closest(&flat.view, ray.org, ray.dir, 0.0f, TS_INFINITY, &expected);
     const int found = instance_traverse(&instanced.view, &instanced.instances, ray.org, ray.dir, 0.0f, TS_INFINITY, 0, &got, &slot);
-    if (!found || !found_flat) {
-      same += found == found_flat;
+    hits += found;
+    if (found != found_flat || (found && got.tri != expected.tri)) {
+            ASSERT_TRUE(explained_difference(found, got, found_flat, expected))
+          << "found " << found << " / " << found_flat << ", triangle " << got.tri << " / " << expected.tri << ", t "
+          << got.t << " / " << expected.t;
+      ++near_edge;
       continue;
     }
-    ++hits;
-    if (got.tri != expected.tri) continue;  // a ray grazing an edge may pick the neighbour
-    ++same;
+    if (!found) continue;
     EXPECT_NEAR(got.t, expected.t, 1e-4f * std::max(1.0f, expected.t));
     // the geometric normal of the object-space triangle, carried to world space
     auto corner = [](const PlainMesh& m, uint32_t tri, int k) {
@@ -132,38 +147,39 @@ TEST(InstanceTraverse, MovedInstanceHitsLikeTheObjectPackedThere) {
     EXPECT_GT(v3_dot(instance_normal_to_world(&instanced.instances, slot, n_object), n_world), 0.999f);
   }
   EXPECT_GT(hits, 5000);
-  EXPECT_GE(same, 19980);  // out of 20,000 rays
+  EXPECT_LT(near_edge, 100);  // of 20,000 rays
 }
 
 // A grid of moved instances of one object against the copies flattened into one mesh.
 TEST(InstanceTraverse, ManyInstancesOfOneObjectHitLikeTheirCopies) {
   std::vector<Instance> placed;
   std::vector<PlainMesh> copies;
-  for (int i = 0; i < 64; ++i) {
-    const Transform3x4 world = translation(0.125f * (i % 8), 0.0f, 0.125f * (i / 8));
+  for (int i = 0; i < 16; ++i) {
+    const Transform3x4 world = translation(0.125f * (i % 4), 0.0f, 0.125f * (i / 4));
     placed.push_back({0, uint32_t(i), world});
     copies.push_back(transformed(bunny(), world));
   }
   const InstancedScene instanced = make_instanced_scene({bunny()}, placed);
   const FlatScene flat = make_flat_scene(concatenated(copies));
   const uint32_t per_copy = uint32_t(bunny().triangles.size() / 3);
-  int hits = 0, same = 0;
+  int hits = 0, near_edge = 0;
   for (const TestRay& ray : rays_through(instanced.top.bounds, 13, 10000)) {
     Hit expected, got;
     uint32_t slot = 0;
     const int found_flat = kd_intersect_closest(&flat.view, ray.org, ray.dir, 0.0f, TS_INFINITY, &expected);
     const int found = instance_traverse(&instanced.view, &instanced.instances, ray.org, ray.dir, 0.0f, TS_INFINITY, 0, &got, &slot);
     hits += found;
-    if (found != found_flat) continue;
-    if (!found) {
-      ++same;
+    if (found != found_flat || (found && instance_id(&instanced.instances, slot) * per_copy + got.tri != expected.tri)) {
+      ASSERT_TRUE(explained_difference(found, got, found_flat, expected))
+          << "found " << found << " / " << found_flat << ", triangle " << got.tri << " / " << expected.tri << ", t "
+          << got.t << " / " << expected.t;
+      ++near_edge;
       continue;
     }
-    const uint32_t copy = instance_id(&instanced.instances, slot);
-    if (copy * per_copy + got.tri == expected.tri && std::fabs(got.t - expected.t) <= 1e-4f * std::max(1.0f, expected.t)) ++same;
+    if (found) EXPECT_NEAR(got.t, expected.t, 1e-4f * std::max(1.0f, expected.t));
   }
   EXPECT_GT(hits, 2000);
-  EXPECT_GE(same, 9980);
+  EXPECT_LT(near_edge, 50);  // of 10,000 rays
 }
 
 TEST(InstanceTraverse, MovingAnInstanceMovesItsHits) {

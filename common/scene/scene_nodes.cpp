@@ -46,6 +46,10 @@ Transform3x4 Transform3x4::then_after(const Transform3x4& other) const {
 
 Transform3x4 Transform3x4::inverse(const std::string& what) const {
   check_transform(*this, what);
+  return inverse_of_checked();
+}
+
+Transform3x4 Transform3x4::inverse_of_checked() const {
   if (is_identity()) return {};
   const auto& a = m;
   const double inv_det = 1.0 / determinant(*this);
@@ -94,14 +98,19 @@ void check_node_trs(const NodeTrs& trs, const std::string& what) {
   if (std::fabs(q - 1.0) > 1e-3) throw Error(what + ": rotation is not a unit quaternion");
 }
 
-void check_transform(const Transform3x4& transform, const std::string& what) {
-  if (!all_finite(transform.m.data(), 12)) throw Error(what + ": transform has a NaN or infinite entry");
+const char* transform_problem(const Transform3x4& transform) {
+  if (!all_finite(transform.m.data(), 12)) return "transform has a NaN or infinite entry";
   double largest = 0.0;
   for (int row = 0; row < 3; ++row)
     for (int col = 0; col < 3; ++col) largest = std::max(largest, std::fabs(double(transform.m[4 * row + col])));
   const double det = determinant(transform);
   if (largest == 0.0 || std::fabs(det) <= kSingularRatio * largest * largest * largest)
-    throw Error(what + ": transform has scale 0 (the object would be flat)");
+    return "transform has scale 0 (the object would be flat)";
+  return nullptr;
+}
+
+void check_transform(const Transform3x4& transform, const std::string& what) {
+  if (const char* problem = transform_problem(transform)) throw Error(what + ": " + problem);
 }
 
 std::vector<Instance> instances_of(const std::vector<SceneNode>& nodes, uint32_t object_count, const std::string& name) {

@@ -27,8 +27,10 @@ struct Transform3x4 {
   std::array<float, 3> apply_point(const std::array<float, 3>& p) const;
   // this · other (other applied first).
   Transform3x4 then_after(const Transform3x4& other) const;
-  // The inverse; throws Error when the matrix is singular or not finite.
+  // The inverse; throws Error("<what>: ...") when the matrix is singular or not finite.
   Transform3x4 inverse(const std::string& what) const;
+  // The inverse of a transform transform_problem finds nothing wrong with.
+  Transform3x4 inverse_of_checked() const;
   bool operator==(const Transform3x4&) const = default;
 };
 
@@ -57,7 +59,10 @@ struct Instance {
 // Throws Error("<what>: ...") for a NaN or infinite component, a zero scale or a rotation that is
 // not a unit quaternion.
 void check_node_trs(const NodeTrs& trs, const std::string& what);
-// Throws Error for a transform with a NaN or infinite entry or a (near-)zero determinant.
+// What is wrong with a transform (a NaN or infinite entry, a (near-)zero determinant), or nullptr:
+// the top level checks every instance at each rebuild without building a message.
+const char* transform_problem(const Transform3x4& transform);
+// Throws Error("<what>: <transform_problem>") where there is one.
 void check_transform(const Transform3x4& transform, const std::string& what);
 
 // Checks the hierarchy (parents before children, depth, counts, objects below object_count, every

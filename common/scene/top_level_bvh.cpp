@@ -87,7 +87,8 @@ TopLevelBvh build_top_level(std::span<const Instance> instances, std::span<const
     if (instances[i].object >= object_bounds.size())
       throw Error(name + ": instance " + std::to_string(i) + " names object " + std::to_string(instances[i].object) +
                   " of " + std::to_string(object_bounds.size()));
-    check_transform(instances[i].world, name + ": instance " + std::to_string(i));
+    if (const char* problem = transform_problem(instances[i].world))
+      throw Error(name + ": instance " + std::to_string(i) + ": " + problem);
     builder.boxes.push_back(transformed_bounds(object_bounds[instances[i].object], instances[i].world));
     bvh.bounds.extend(builder.boxes.back().min);
     bvh.bounds.extend(builder.boxes.back().max);
@@ -104,7 +105,7 @@ TopLevelBvh build_top_level(std::span<const Instance> instances, std::span<const
     const uint32_t id = builder.order[slot];
     const Instance& instance = instances[id];
     uint32_t* rec = &bvh.instances[slot * TS_INSTANCE_WORDS];
-    const Transform3x4 to_object = instance.world.inverse(name + ": instance " + std::to_string(id));
+    const Transform3x4 to_object = instance.world.inverse_of_checked();
     for (int w = 0; w < 12; ++w) rec[w] = std::bit_cast<uint32_t>(to_object.m[w]);
     rec[12] = instance.object;
     rec[13] = id;
