@@ -176,7 +176,9 @@ TEST(InstanceTraverse, ManyInstancesOfOneObjectHitLikeTheirCopies) {
       ++near_edge;
       continue;
     }
-    if (found) EXPECT_NEAR(got.t, expected.t, 1e-4f * std::max(1.0f, expected.t));
+    if (found) {
+      EXPECT_NEAR(got.t, expected.t, 1e-4f * std::max(1.0f, expected.t));
+    }
   }
   EXPECT_GT(hits, 2000);
   EXPECT_LT(near_edge, 50);  // of 10,000 rays
