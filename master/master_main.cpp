@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   app.add_option("--size", size, "Image size WIDTHxHEIGHT (per eye)")->capture_default_str();
   app.add_option("--tile", tile, "Tile size in pixels (8..1024), or auto: the largest of 32..256 that still gives every "
                                  "worker 8 tiles a frame, 2 x WORKERS from 4 workers on (pathtrace: 4, as its pairs are merged, "
-                                 "resolved and sent one by one)")
+                                 "resolved and sent one by one), and never more than 1024 tiles a frame (the master's cost per tile)")
       ->capture_default_str();
   app.add_option("--schedule", schedule, "static (Strategy II: round-robin, one batch per worker) | dynamic "
                                          "(Strategy I: tiles on demand, each returned when done)")

@@ -33,6 +33,7 @@
 #include "scene-packer/kdtree_builder.h"
 
 #include <cmath>
+#include <future>
 #include <string>
 
 #include "common/base/error.h"
@@ -86,26 +87,32 @@ PackedKdTree build_kdtree(std::span<const float> positions, std::span<const uint
   costs.traversal = options.traversal_cost;
   costs.empty_bonus = options.empty_bonus;
   const kd::Tree tree = kd::build_sah_tree(mesh, mesh_bounds(mesh), costs, kd::default_max_depth(mesh.triangle_count()),
-                                           build_progress);
+                                           options.threads, build_progress);
   auto pack = [](const kd::Tree& t) {
     PackedKdTree out;
     kd::write_layout(t, &out);
     out.stats = kd::tree_stats(t);
     return out;
   };
-  PackedKdTree best = pack(tree);
+  // The variants with inner references (one and two a node) are built at once, the plain tree's
+  // layout beside them; the smallest wins, in the fixed order below.
   const uint32_t max_refs = options.variant == KdVariant::Seo ? 2 : options.variant == KdVariant::Choi ? 1 : 0;
-  for (uint32_t refs_per_node = 1; refs_per_node <= max_refs; ++refs_per_node) {
-    kd::Tree with_refs_tree = tree;
-    kd::InnerRefOptions refs;
-    refs.max_refs_per_node = refs_per_node;
-    refs.tau_occupancy = options.tau_occupancy;
-    refs.tau_frequency = options.tau_frequency;
-    refs.max_path_references = options.max_path_references;
-    kd::add_inner_references(with_refs_tree, mesh, refs);
-    PackedKdTree candidate = pack(with_refs_tree);
+  std::vector<std::future<PackedKdTree>> with_refs;
+  for (uint32_t refs_per_node = 1; refs_per_node <= max_refs; ++refs_per_node)
+    with_refs.push_back(std::async(std::launch::async, [&, refs_per_node] {
+      kd::Tree with_refs_tree = tree;
+      kd::InnerRefOptions refs;
+      refs.max_refs_per_node = refs_per_node;
+      refs.tau_occupancy = options.tau_occupancy;
+      refs.tau_frequency = options.tau_frequency;
+      refs.max_path_references = options.max_path_references;
+      kd::add_inner_references(with_refs_tree, mesh, refs);
+      return pack(with_refs_tree);
+    }));
+  PackedKdTree best = pack(tree);
+  for (auto& candidate_future : with_refs) {
+    PackedKdTree candidate = candidate_future.get();
     if (packed_bytes(candidate) <= packed_bytes(best)) best = std::move(candidate);
-    if (options.progress) options.progress(build_share + (1.0 - build_share) * refs_per_node / (max_refs + 1.0));
   }
   if (options.progress) options.progress(1.0);
   return best;

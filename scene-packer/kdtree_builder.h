@@ -19,7 +19,8 @@ struct KdBuildOptions {
   float tau_occupancy = 0.5f;  // see kdtree_builder.cpp for the exact meaning
   float tau_frequency = 0.4f;
   uint32_t max_path_references = 8;  // references on inner nodes along any root-to-leaf path
-  std::function<void(double fraction)> progress;  // optional; called from the building thread
+  unsigned threads = 0;  // at most this many threads build at once (0: one a core); the output is the same bytes for any count
+  std::function<void(double fraction)> progress;  // optional; called from the building threads, one at a time
 };
 
 struct KdTreeStats {

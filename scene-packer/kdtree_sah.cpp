@@ -1,9 +1,14 @@
 #include "scene-packer/kdtree_sah.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include "scene-packer/kdtree_clip.h"
 
@@ -67,36 +72,85 @@ double split_cost(const SahCosts& c, double p_below, double p_above, uint32_t n_
   return (n_below == 0 || n_above == 0) ? cost * (1.0 - c.empty_bonus) : cost;
 }
 
-class SahBuilder {
+// Subtrees above this depth, of at least kMinForkTriangles triangles, are built as trees of their
+// own and grafted under their parent (on another thread where one is free). The rule depends on the
+// tree alone, never on the thread count, and the layout writer walks the tree from its root, so
+// the output is the same bytes however many threads built it.
+constexpr uint32_t kForkDepth = 10;
+constexpr uint32_t kMinForkTriangles = 2048;
+
+// What every thread of one build shares: the input, the constants, the progress and the threads
+// still free to take a subtree.
+class BuildShared {
  public:
-  SahBuilder(const Mesh& mesh, const SahCosts& costs, uint32_t max_depth, const std::function<void(double)>& progress)
-      : mesh_(mesh), max_depth_(max_depth), progress_(progress), side_(mesh.triangle_count(), kBoth) {
-    tree_.costs = costs;
+  BuildShared(const Mesh& mesh, const SahCosts& costs, uint32_t max_depth, unsigned threads,
+              const std::function<void(double)>& progress)
+      : mesh(mesh), costs(costs), max_depth(max_depth), progress_(progress), spare_threads_(int(threads) - 1) {}
+
+  bool take_thread() {
+    int spare = spare_threads_.load();
+    while (spare > 0)
+      if (spare_threads_.compare_exchange_weak(spare, spare - 1)) return true;
+    return false;
+  }
+  void give_thread() { spare_threads_.fetch_add(1); }
+
+  // weight: the share of the root's triangles a finished leaf held.
+  void report(double weight) {
+    if (!progress_) return;
+    const std::lock_guard lock(progress_mutex_);
+    done_ += weight;
+    if (done_ >= next_report_) {
+      progress_(std::min(done_, 1.0));
+      next_report_ = done_ + 1.0 / 512;
+    }
+  }
+  void finish() {
+    if (progress_) progress_(1.0);
   }
 
-  Tree run(const Box& bounds) {
+  const Mesh& mesh;
+  const SahCosts costs;
+  const uint32_t max_depth;
+
+ private:
+  const std::function<void(double)>& progress_;
+  std::mutex progress_mutex_;
+  double done_ = 0.0;
+  double next_report_ = 0.0;
+  std::atomic<int> spare_threads_;
+};
+
+// Builds one subtree into a Tree of its own (root at node 0). side is scratch indexed by triangle,
+// one buffer a thread (left uninitialised: split_events sets what it reads, and only the pages of
+// the subtree's triangles are ever touched).
+class SahBuilder {
+ public:
+  SahBuilder(BuildShared& shared, uint8_t* side) : shared_(shared), mesh_(shared.mesh), side_(side) {
+    tree_.costs = shared.costs;
+  }
+
+  Tree run(const Box& bounds, EventList list, uint32_t depth, double weight) {
     tree_.bounds = bounds;
     tree_.nodes.emplace_back();
-    build(0, bounds, root_events(), 0, 1.0);
-    if (progress_) progress_(1.0);
+    build(0, bounds, std::move(list), depth, weight);
     return std::move(tree_);
   }
 
- private:
-  EventList root_events() const {
-    const uint32_t n = mesh_.triangle_count();
+  static EventList root_events(const Mesh& mesh) {
+    const uint32_t n = mesh.triangle_count();
     EventList list;
     list.tri_count = n;
     std::array<size_t, 3> count{};
     for (uint32_t t = 0; t < n; ++t) {
-      const Box b = mesh_.triangle_bounds(t);
+      const Box b = mesh.triangle_bounds(t);
       for (int a = 0; a < 3; ++a) count[a] += b.min[a] == b.max[a] ? 1 : 2;
     }
     for (int a = 0; a < 3; ++a) list.begin[a + 1] = list.begin[a] + count[a];
     list.events.resize(list.begin[3]);
     std::array<size_t, 3> at{list.begin[0], list.begin[1], list.begin[2]};
     for (uint32_t t = 0; t < n; ++t) {
-      const Box b = mesh_.triangle_bounds(t);
+      const Box b = mesh.triangle_bounds(t);
       for (int a = 0; a < 3; ++a) {
         if (b.min[a] == b.max[a]) {
           list.events[at[a]++] = make_event(b.min[a], kPlanar, t);
@@ -106,21 +160,29 @@ class SahBuilder {
         }
       }
     }
-    for (int a = 0; a < 3; ++a)
-      std::sort(list.events.begin() + list.begin[a], list.events.begin() + list.begin[a + 1]);
+    auto sort_axis = [&list](int a) {
+      std::sort(list.events.begin() + std::ptrdiff_t(list.begin[a]),
+                list.events.begin() + std::ptrdiff_t(list.begin[a + 1]));
+    };
+    std::thread y(sort_axis, 1), z(sort_axis, 2);  // the three axes sort at once
+    sort_axis(0);
+    y.join();
+    z.join();
     return list;
   }
 
+ private:
   void build(uint32_t node, const Box& box, EventList list, uint32_t depth, double weight) {
     Split split;
-    if (list.tri_count > 0 && depth < max_depth_) split = find_split(box, list);
-    if (split.axis < 0 || !(split.cost < tree_.costs.intersection * list.tri_count)) {
+    if (list.tri_count > 0 && depth < shared_.max_depth) split = find_split(box, list);
+    if (split.axis < 0 || !(split.cost < shared_.costs.intersection * list.tri_count)) {
       make_leaf(node, list);
-      report(weight);
+      shared_.report(weight);
       return;
     }
     EventList below, above;
     split_events(list, box, split, &below, &above);
+    const bool fork = depth < kForkDepth && list.tri_count >= kMinForkTriangles;
     list = EventList();  // freed before recursing, so memory stays proportional to one path
     const auto below_index = uint32_t(tree_.nodes.size());
     tree_.nodes.emplace_back();
@@ -132,8 +194,63 @@ class SahBuilder {
     n.above = below_index + 1;
     const double total = double(below.tri_count) + above.tri_count;
     const double w_below = weight * below.tri_count / total;
-    build(below_index, box.below(split.axis, split.pos), std::move(below), depth + 1, w_below);
-    build(below_index + 1, box.above(split.axis, split.pos), std::move(above), depth + 1, weight - w_below);
+    const Box below_box = box.below(split.axis, split.pos), above_box = box.above(split.axis, split.pos);
+    if (fork) {
+      fork_children(below_index, below_box, std::move(below), above_box, std::move(above), depth + 1, w_below,
+                    weight - w_below);
+      return;
+    }
+    build(below_index, below_box, std::move(below), depth + 1, w_below);
+    build(below_index + 1, above_box, std::move(above), depth + 1, weight - w_below);
+  }
+
+  // Builds both children as trees of their own, the above one on another thread where one is free,
+  // and grafts them at below_index and below_index + 1.
+  void fork_children(uint32_t below_index, const Box& below_box, EventList below, const Box& above_box,
+                     EventList above, uint32_t depth, double w_below, double w_above) {
+    Tree above_tree;
+    std::thread helper;
+    std::exception_ptr helper_error;
+    if (shared_.take_thread()) {
+      helper = std::thread([&, list = std::move(above)]() mutable {
+        try {
+          const std::unique_ptr<uint8_t[]> side(new uint8_t[mesh_.triangle_count()]);
+          above_tree = SahBuilder(shared_, side.get()).run(above_box, std::move(list), depth, w_above);
+        } catch (...) {
+          helper_error = std::current_exception();
+        }
+        shared_.give_thread();
+      });
+    }
+    Tree below_tree = SahBuilder(shared_, side_).run(below_box, std::move(below), depth, w_below);
+    if (helper.joinable()) {
+      helper.join();
+      if (helper_error) std::rethrow_exception(helper_error);
+    } else {
+      above_tree = SahBuilder(shared_, side_).run(above_box, std::move(above), depth, w_above);
+    }
+    graft(below_index, below_tree);
+    graft(below_index + 1, above_tree);
+  }
+
+  // Puts sub's root at slot and appends the rest of its nodes and its leaf lists.
+  void graft(uint32_t slot, const Tree& sub) {
+    const auto base = uint32_t(tree_.nodes.size());  // sub's node i >= 1 goes to base + i - 1
+    const auto first_offset = uint32_t(tree_.leaf_tris.size());
+    tree_.leaf_tris.insert(tree_.leaf_tris.end(), sub.leaf_tris.begin(), sub.leaf_tris.end());
+    for (size_t i = 0; i < sub.nodes.size(); ++i) {
+      Node n = sub.nodes[i];
+      if (n.is_leaf()) {
+        n.first += first_offset;
+      } else {
+        n.below = base + n.below - 1;
+        n.above = base + n.above - 1;
+      }
+      if (i == 0)
+        tree_.nodes[slot] = n;
+      else
+        tree_.nodes.push_back(n);
+    }
   }
 
   // The sweep of Wald & Havran 2006, Algorithm 4, over the three sorted axis runs.
@@ -164,11 +281,11 @@ class SahBuilder {
         // (a flat cell); a flat cell with nothing in it would repeat forever.
         const bool at_min = pos <= box.min[k], at_max = pos >= box.max[k];
         if (!at_max && (!at_min || planars > 0)) {
-          const double c = split_cost(tree_.costs, p_below, p_above, n_below + planars, n_above);
+          const double c = split_cost(shared_.costs, p_below, p_above, n_below + planars, n_above);
           if (c < best.cost) best = Split{k, key, pos, true, c};
         }
         if (!at_min && (!at_max || planars > 0)) {
-          const double c = split_cost(tree_.costs, p_below, p_above, n_below, n_above + planars);
+          const double c = split_cost(shared_.costs, p_below, p_above, n_below, n_above + planars);
           if (c < best.cost) best = Split{k, key, pos, false, c};
         }
         n_below += starts + planars;
@@ -276,21 +393,10 @@ class SahBuilder {
     std::sort(tree_.leaf_tris.begin() + n.first, tree_.leaf_tris.end());
   }
 
-  void report(double weight) {
-    done_ += weight;
-    if (progress_ && done_ >= next_report_) {
-      progress_(std::min(done_, 1.0));
-      next_report_ = done_ + 1.0 / 512;
-    }
-  }
-
+  BuildShared& shared_;
   const Mesh& mesh_;
-  const uint32_t max_depth_;
-  const std::function<void(double)>& progress_;
   Tree tree_;
-  std::vector<uint8_t> side_;  // per triangle, valid for the node being split
-  double done_ = 0.0;
-  double next_report_ = 0.0;
+  uint8_t* const side_;  // per triangle, valid for the node being split
 };
 
 }  // namespace
@@ -300,9 +406,14 @@ uint32_t default_max_depth(uint64_t triangle_count) {
   return std::min<uint32_t>(kMaxDepthCap, uint32_t(std::lround(8.0 + 1.3 * std::log2(n))));
 }
 
-Tree build_sah_tree(const Mesh& mesh, const Box& bounds, const SahCosts& costs, uint32_t max_depth,
+Tree build_sah_tree(const Mesh& mesh, const Box& bounds, const SahCosts& costs, uint32_t max_depth, unsigned threads,
                     const std::function<void(double)>& progress) {
-  return SahBuilder(mesh, costs, std::min(max_depth, kMaxDepthCap), progress).run(bounds);
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  BuildShared shared(mesh, costs, std::min(max_depth, kMaxDepthCap), threads, progress);
+  const std::unique_ptr<uint8_t[]> side(new uint8_t[mesh.triangle_count()]);
+  Tree tree = SahBuilder(shared, side.get()).run(bounds, SahBuilder::root_events(mesh), 0, 1.0);
+  shared.finish();
+  return tree;
 }
 
 }  // namespace tessera::pack::kd

@@ -1,11 +1,14 @@
 #include "scene-packer/packer.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
+#include <mutex>
 
 #include "common/base/error.h"
 #include "common/base/utf8.h"
@@ -146,23 +149,39 @@ PackReport pack_scene(const PackOptions& options) {
   // ---- kd-tree ----
   t = Clock::now();
   KdBuildOptions kd_options = options.kdtree;
+  KdBuildOptions compact_options = kd_options;
+  compact_options.traversal_cost = options.compact_traversal_cost;
+  // Both trees build at once; one bar shows their mean progress.
   std::optional<ProgressBar> bar;
+  std::mutex bar_mutex;
+  std::array<double, 2> done{0.0, options.compact_traversal_cost > 0 ? 0.0 : 1.0};
   if (options.show_progress && !kd_options.progress) {
-    bar.emplace("kd-tree");
-    kd_options.progress = [&](double f) { bar->update(f, std::to_string(q.triangle_count()) + " triangles"); };
+    bar.emplace(options.compact_traversal_cost > 0 ? "kd-trees" : "kd-tree");
+    auto progress_of = [&](size_t which) {
+      return [&, which](double f) {
+        const std::lock_guard lock(bar_mutex);
+        done[which] = f;
+        bar->update(0.5 * (done[0] + done[1]), std::to_string(q.triangle_count()) + " triangles");
+      };
+    };
+    kd_options.progress = progress_of(0);
+    compact_options.progress = progress_of(1);
   }
+  std::future<PackedKdTree> compact_future;
+  if (options.compact_traversal_cost > 0)
+    compact_future = std::async(std::launch::async,
+                                [&] { return build_kdtree(q.decoded_positions, q.triangles, compact_options); });
   PackedKdTree tree = build_kdtree(q.decoded_positions, q.triangles, kd_options);
-  if (bar) bar->finish();
   std::optional<PackedKdTree> compact_tree;
-  if (options.compact_traversal_cost > 0) {
-    KdBuildOptions compact_options = kd_options;
-    compact_options.traversal_cost = options.compact_traversal_cost;
-    if (bar) bar.emplace("compact kd-tree");
-    compact_tree = build_kdtree(q.decoded_positions, q.triangles, compact_options);
-    if (bar) bar->finish();
+  if (compact_future.valid()) {
+    compact_tree = compact_future.get();
     report.compact_kdtree = compact_tree->stats;
     report.compact_traversal_cost = options.compact_traversal_cost;
     report.compact_kdtree_file_bytes = 4 * (compact_tree->nodes.size() + compact_tree->leaf_refs.size());
+  }
+  if (bar) {
+    bar->finish();
+    kd_options.progress = nullptr;
   }
   if (options.paper_tables)
     report.paper_tables = paper_tables(q, kd_options, options.compact_traversal_cost > 0 ? options.compact_traversal_cost

@@ -68,8 +68,10 @@ const std::map<std::string, std::optional<std::string>>& bad_values() {
       {"kernel-sass", "x.clbin --arch 90"},
       {"live-bench", "x.tpk --workers many"},
       {"local-cluster", "start many"},
+      {"make-animated-scene", "--output x.gltf --count -1"},
       {"make-bundle", "--programs 'not a list' out"},
       {"scale-bench", "--workers many"},
+      {"soak", "--duration banana"},
   };
   return table;
 }

@@ -263,6 +263,10 @@ TEST(TileScheduler, InflightChangesTakeEffectAtOnceAndAutoTilesBalance) {
   EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 8), 64u);   // 256 tiles: 32 a worker
   EXPECT_EQ(master::auto_tile_size(1024, 1024, false, 16), 32u);  // 1024 tiles: 64 a worker (64 px: only 16)
   EXPECT_EQ(master::auto_tile_size(256, 256, false, 2), 64u);
+  // Many workers: never more than kMaxAutoTilesPerFrame tiles (the master's per-tile cost)
+  EXPECT_EQ(master::auto_tile_size(1024, 1024, true, 128), 64u);  // 32 px would be 2,048 tiles
+  EXPECT_EQ(master::auto_tile_size(1280, 720, false, 512), 32u);  // 920 tiles
+  EXPECT_EQ(master::auto_tile_size(4096, 4096, true, 4), 256u);   // 512 tiles at the largest size
   EXPECT_EQ(master::auto_tile_size(96, 64, false, 2), 32u);
   // Pathtrace: fewer, larger tiles (pairs reproject only within themselves, are resolved one by one).
   EXPECT_EQ(master::auto_tile_size(640, 480, true, 2), 128u);

@@ -138,18 +138,19 @@ Bounds mesh_bounds(const TestMesh& m) {
   return b;
 }
 
-// A SceneView of the tree as traversal reads it: depth-first without empty leaves.
+// A SceneView of the tree as traversal reads it: depth-first without empty leaves; narrow: with
+// 16-bit leaf lists (the compact profile's).
 struct TreeView {
   std::vector<uint32_t> nodes;
   SceneView view;
 };
 
-TreeView make_view(const TestMesh& m, const PackedKdTree& tree) {
+TreeView make_view(const TestMesh& m, const PackedKdTree& tree, bool narrow = false) {
   TreeView out;
-  out.nodes = make_compact_kd_nodes(tree.nodes, tree.leaf_refs);
+  out.nodes = make_compact_kd_nodes(tree.nodes, tree.leaf_refs, narrow);
   SceneView& s = out.view;
   std::memset(&s, 0, sizeof s);
-  s.flags = 0;  // float positions
+  s.flags = narrow ? TS_SCENE_NARROW_LEAF_LISTS : 0u;  // float positions
   s.triangle_count = uint32_t(m.triangle_count());
   s.positions = m.positions.data();
   s.triangles = m.triangles.data();
@@ -242,15 +243,18 @@ std::vector<NamedTree> all_variants(const TestMesh& m) {
 
 void expect_matches_brute_force(const TestMesh& m, const std::vector<Ray>& rays,
                                 const std::vector<NamedTree>& trees) {
-  std::vector<TreeView> views;
-  for (const NamedTree& t : trees) views.push_back(make_view(m, t.tree));
+  std::vector<TreeView> views;  // each tree with 32-bit, then 16-bit leaf lists
+  for (const NamedTree& t : trees) {
+    views.push_back(make_view(m, t.tree));
+    views.push_back(make_view(m, t.tree, /*narrow=*/true));
+  }
   int failures = 0;
   for (size_t r = 0; r < rays.size() && failures < 10; ++r) {
     const Ray& ray = rays[r];
     const Hit ref = brute_force(m, ray.org, ray.dir, ray.tmin, ray.tmax);
     const float any_tmax = ref.tri == TS_KD_NO_TRIANGLE ? ray.tmax : (r % 2 ? ref.t * 1.001f : ref.t * 0.999f);
     const bool any_expected = ref.tri != TS_KD_NO_TRIANGLE && ref.t < any_tmax;
-    for (size_t v = 0; v < trees.size(); ++v) {
+    for (size_t v = 0; v < views.size(); ++v) {
       Hit hit;
       const int found = kd_intersect_closest(&views[v].view, ray.org, ray.dir, ray.tmin, ray.tmax, &hit);
       const bool same = found ? ref.tri != TS_KD_NO_TRIANGLE &&
@@ -259,7 +263,7 @@ void expect_matches_brute_force(const TestMesh& m, const std::vector<Ray>& rays,
       const int any = kd_intersect_any(&views[v].view, ray.org, ray.dir, ray.tmin, any_tmax);
       if (!same || bool(any) != any_expected) {
         ++failures;
-        ADD_FAILURE() << m.name << " " << trees[v].name << " ray " << r << " org (" << ray.org.x << ", " << ray.org.y
+        ADD_FAILURE() << m.name << " " << trees[v / 2].name << (v % 2 ? " narrow" : "") << " ray " << r << " org (" << ray.org.x << ", " << ray.org.y
                       << ", " << ray.org.z << ") dir (" << ray.dir.x << ", " << ray.dir.y << ", " << ray.dir.z
                       << ") t [" << ray.tmin << ", " << ray.tmax << "]: kd " << (found ? int64_t(hit.tri) : -1)
                       << " t " << hit.t << ", brute force " << (ref.tri == TS_KD_NO_TRIANGLE ? -1 : int64_t(ref.tri))
@@ -603,6 +607,38 @@ TEST(KdTree, TinyAndDegenerateInputs) {
   bad = one;
   bad.positions[4] = NAN;
   EXPECT_THROW(build(bad, KdVariant::Standard), Error);
+}
+
+// The compact profile's 16-bit leaf lists: the teapot has fewer than 2^16 triangles, so every list
+// of two or more is narrow and the tree shrinks; traversal still finds the brute-force hits.
+TEST(KdTree, NarrowLeafListsTakeFewerBytes) {
+  KdBuildOptions options;
+  options.traversal_cost = 3.0;
+  const PackedKdTree tree = build_kdtree(teapot().positions, teapot().triangles, options);
+  const auto wide = make_compact_kd_nodes(tree.nodes, tree.leaf_refs);
+  const auto narrow = make_compact_kd_nodes(tree.nodes, tree.leaf_refs, /*narrow=*/true);
+  EXPECT_LT(double(narrow.size()), 0.9 * double(wide.size()));
+  expect_matches_brute_force(teapot(), random_rays(teapot(), 21, 1500), {{"cost 3", tree}});
+}
+
+// Subtrees build on as many threads as the options allow; the bytes never depend on how many.
+TEST(KdTree, SameBytesForAnyThreadCount) {
+  const TestMesh cube = grid_cube(48);  // 27,648 triangles: forks down to depth 4 at least
+  for (const TestMesh* m : {&cube, &teapot()})
+    for (KdVariant v : {KdVariant::Standard, KdVariant::Seo}) {
+      SCOPED_TRACE(m->name + " variant " + std::to_string(int(v)));
+      std::vector<PackedKdTree> trees;
+      for (unsigned threads : {1u, 2u, 7u}) {
+        KdBuildOptions options;
+        options.variant = v;
+        options.threads = threads;
+        trees.push_back(build_kdtree(m->positions, m->triangles, options));
+      }
+      for (size_t i = 1; i < trees.size(); ++i) {
+        EXPECT_EQ(trees[i].nodes, trees[0].nodes) << "tree " << i;
+        EXPECT_EQ(trees[i].leaf_refs, trees[0].leaf_refs) << "tree " << i;
+      }
+    }
 }
 
 TEST(KdTree, ReportsProgress) {

@@ -137,4 +137,63 @@ TEST(NetemRelay, ParsesDurationsAndRates) {
   EXPECT_THROW(parse_rate("3mbyte", "r"), std::invalid_argument);
 }
 
+// deploy/soak's link faults, set while connections are open: a partition passes nothing (both
+// ways) and keeps the connection, which carries on when it ends; lost chunks are held a
+// retransmission time; the --control words parse strictly.
+TEST(NetemRelay, PartitionPassesNothingUntilItEndsAndKeepsTheConnection) {
+  RelayedEcho echo(tessera::netem::LinkProfile{});
+  tcp::socket socket = echo.connect();
+  char back[4];
+  asio::write(socket, asio::buffer("one!", 4));
+  asio::read(socket, asio::buffer(back, 4));
+  tessera::netem::LinkProfile partitioned;
+  partitioned.partitioned = true;
+  asio::post(echo.io, [&] { echo.relay.set_profile(partitioned); });
+  std::this_thread::sleep_for(50ms);
+  const auto start = Clock::now();
+  asio::write(socket, asio::buffer("two!", 4));
+  std::thread heal([&] {
+    std::this_thread::sleep_for(400ms);
+    asio::post(echo.io, [&] { echo.relay.set_profile(tessera::netem::LinkProfile{}); });
+  });
+  asio::read(socket, asio::buffer(back, 4));
+  heal.join();
+  EXPECT_GE(ms_since(start), 380.0);
+  EXPECT_EQ(std::string(back, 4), "two!");
+  EXPECT_EQ(echo.relay.counters().connections, 1u);
+}
+
+TEST(NetemRelay, LostChunksAreHeldARetransmissionTime) {
+  tessera::netem::LinkProfile lossy;
+  lossy.loss = 1.0;  // every chunk, both ways
+  lossy.retransmit = 150ms;
+  RelayedEcho echo(lossy);
+  tcp::socket socket = echo.connect();
+  const auto start = Clock::now();
+  asio::write(socket, asio::buffer("ping", 4));
+  char back[4];
+  asio::read(socket, asio::buffer(back, 4));
+  EXPECT_GE(ms_since(start), 290.0);
+  EXPECT_EQ(std::string(back, 4), "ping");
+}
+
+TEST(NetemRelay, ControlWordsSetTheLinkAndBadOnesAreRefused) {
+  using tessera::netem::parse_profile_words;
+  tessera::netem::LinkProfile base;
+  base.delay = 5ms;
+  const auto p = parse_profile_words("loss=20% rate=2mbit partition=on\n", base);
+  EXPECT_DOUBLE_EQ(p.loss, 0.2);
+  EXPECT_DOUBLE_EQ(p.rate_bits_per_s, 2e6);
+  EXPECT_TRUE(p.partitioned);
+  EXPECT_EQ(p.delay, 5000us);  // the command line's, kept
+  const auto cleared = parse_profile_words("", base);
+  EXPECT_FALSE(cleared.partitioned);
+  EXPECT_EQ(cleared.loss, 0.0);
+  EXPECT_THROW(parse_profile_words("loss=120%", base), std::invalid_argument);
+  EXPECT_THROW(parse_profile_words("partition=maybe", base), std::invalid_argument);
+  EXPECT_THROW(parse_profile_words("speed=fast", base), std::invalid_argument);
+  EXPECT_THROW(parse_profile_words("loss", base), std::invalid_argument);
+  EXPECT_THROW(parse_profile_words("jitter=10ms", base), std::invalid_argument);  // more than the delay
+}
+
 }  // namespace

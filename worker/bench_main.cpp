@@ -12,6 +12,7 @@
 #include "common/base/file_io.h"
 #include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
+#include "worker/bench/instance_bench.h"
 #include "worker/bench/seal_bench.h"
 #include "worker/bench/vct_bench.h"
 #include "worker/render/render_environment.h"
@@ -112,12 +113,14 @@ int main(int argc, char** argv) {
   vct->add_option("--json-out", vct_json_out, "Also write the JSON object to this file (the tables still print)");
   bench::PathTraceCommand pathtrace(app);
   bench::SealCommand seal(app);
+  bench::InstanceCommand instances(app);
   if (const auto done = cli::parse(app, argc, argv)) return *done;
   tessera::remove_temporary_files_on_signal();
   try {
     check_render_environment();  // a bad TESSERA_* render switch is refused at start
     if (pathtrace.parsed()) return pathtrace.run();
     if (seal.parsed()) return seal.run();
+    if (instances.parsed()) return instances.run();
     if (vct->parsed()) {
       if (!vct_json_out.empty()) refuse_non_regular_output(vct_json_out);  // before the work, not after it
       vct_options.solid_compare = !no_solid;

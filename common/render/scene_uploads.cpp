@@ -79,6 +79,7 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
   // the depth-first one.
   kd_nodes = device_kd_nodes(scene.kd_file_nodes(memory), scene.kd_nodes(memory), kd_layout);
   constants = scene_constants(view);
+  if (kd_layout.blocked) constants.flags &= ~TS_SCENE_NARROW_LEAF_LISTS;  // built from the .tpk's 32-bit lists
   // 8 bytes a triangle where the scene has few enough vertices, else 12 as in the .tpk
   // (the compact profile's larger scenes: 8 with a base vertex a block of triangles, where that holds them)
   const bool small = scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;

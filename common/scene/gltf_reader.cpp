@@ -454,6 +454,13 @@ TriangleMesh read_gltf(const std::filesystem::path& path, const MeshLoadOptions&
   return parse_gltf(read_file_bytes(path), path.string(), path.parent_path(), options);
 }
 
+tinygltf::Model read_gltf_model(const std::filesystem::path& path, std::vector<std::string>& warnings) {
+  LoadWarnings notices;
+  tinygltf::Model model = parse_model(read_file_bytes(path), path.string(), path.parent_path(), false, notices);
+  warnings.insert(warnings.end(), notices.lines().begin(), notices.lines().end());
+  return model;
+}
+
 TriangleMesh parse_gltf(std::span<const uint8_t> bytes, const std::string& name, const std::filesystem::path& base_dir,
                         const MeshLoadOptions& options) {
   LoadWarnings warnings;

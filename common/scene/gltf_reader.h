@@ -11,8 +11,13 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/scene/mesh_loader.h"
+
+namespace tinygltf {
+class Model;
+}
 
 namespace tessera {
 
@@ -22,5 +27,9 @@ TriangleMesh read_gltf(const std::filesystem::path& path, const MeshLoadOptions&
 // without the magic), external URIs are resolved against `base_dir`.
 TriangleMesh parse_gltf(std::span<const uint8_t> bytes, const std::string& name, const std::filesystem::path& base_dir,
                         const MeshLoadOptions& options);
+
+// The parsed model of a file (images left unread), for readers of its other parts (gltf_animation.h);
+// tinygltf's notices are added to `warnings`.
+tinygltf::Model read_gltf_model(const std::filesystem::path& path, std::vector<std::string>& warnings);
 
 }  // namespace tessera

@@ -1,5 +1,7 @@
 #include "common/scene/kd_compact_layout.h"
 
+#include <algorithm>
+
 #include "common/base/error.h"
 #include "kernels/accel/kdtree_layout.h"
 
@@ -13,7 +15,8 @@ bool is_empty_leaf(std::span<const uint32_t> nodes, uint32_t node) {
 
 }  // namespace
 
-std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs) {
+std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs,
+                                            bool narrow) {
   std::vector<uint32_t> out;
   out.reserve(dfs_nodes.size());
   constexpr uint32_t kNoParent = 0xFFFFFFFFu;
@@ -22,6 +25,7 @@ std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes,
     uint32_t above_of;     // slot in `out` whose above-child index this node is, or kNoParent
   };
   std::vector<Item> stack{{0, kNoParent}};
+  std::vector<uint32_t> sorted;
   while (!stack.empty()) {
     const Item item = stack.back();
     stack.pop_back();
@@ -37,7 +41,21 @@ std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes,
         out.push_back(w1);
         continue;
       }
-      for (uint32_t i = 0; i < count; ++i) out.push_back(leaf_refs[size_t(w1) + i]);
+      const std::span<const uint32_t> list = leaf_refs.subspan(w1, count);
+      const auto [lo, hi] = std::minmax_element(list.begin(), list.end());
+      if (narrow && *hi - *lo <= TS_KD_NARROW_LIST_MAX_OFFSET) {
+        // the lowest in word1, the others as offsets from it, two a word
+        sorted.assign(list.begin(), list.end());
+        std::sort(sorted.begin(), sorted.end());
+        out.push_back(sorted[0] | TS_KD_NARROW_LIST);
+        for (uint32_t i = 1; i < count; i += 2) {
+          const uint32_t low = sorted[i] - sorted[0];
+          const uint32_t high = i + 1 < count ? sorted[i + 1] - sorted[0] : TS_KD_NARROW_LIST_MAX_OFFSET;
+          out.push_back(low | high << 16);
+        }
+      } else {
+        out.insert(out.end(), list.begin(), list.end());
+      }
       if (out.size() % 2) out.push_back(TS_KD_NO_TRIANGLE);
       continue;
     }

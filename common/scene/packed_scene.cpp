@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 
 #include "common/base/error.h"
 #include "common/scene/kd_compact_layout.h"
@@ -180,24 +182,33 @@ void PackedScene::validate(const std::string& name) {
     const auto nodes = section_as<uint32_t>(tpk::KD_NODES_COMPACT);
     const auto refs = section_as<uint32_t>(tpk::KD_LEAF_REFS_COMPACT);
     validate_kd_tree(nodes, refs, nt, [&](const std::string& what) { return fail("compact " + what); });
-    compact_kd_nodes_ = make_compact_kd_nodes(nodes, refs);
+    compact_kd_nodes_ = make_compact_kd_nodes(nodes, refs, /*narrow=*/true);
   } else if (!section(tpk::KD_LEAF_REFS_COMPACT).empty()) {
     throw fail("compact kd-tree leaf references without its nodes");
   }
   if (q.positions()) compact_cells_ = make_compact_cells(section_as<uint32_t>(tpk::CELL_TABLE), compact_cells_wide_);
 }
 
+bool PackedScene::traverses_compact_tree(SceneMemory memory) const {
+  // TESSERA_SCENE_MEMORY_TREE=fast|compact gives both profiles that profile's tree, to measure a
+  // profile's vertices and its tree apart (docs/scene-memory.md).
+  static const std::optional<SceneMemory> tree_override = [] {
+    const char* value = std::getenv("TESSERA_SCENE_MEMORY_TREE");
+    return value ? parse_scene_memory(value) : std::nullopt;
+  }();
+  return tree_override.value_or(memory) == SceneMemory::compact && has_compact_tree();
+}
+
 std::span<const uint32_t> PackedScene::kd_file_nodes(SceneMemory memory) const {
-  return section_as<uint32_t>(memory == SceneMemory::compact && has_compact_tree() ? tpk::KD_NODES_COMPACT : tpk::KD_NODES);
+  return section_as<uint32_t>(traverses_compact_tree(memory) ? tpk::KD_NODES_COMPACT : tpk::KD_NODES);
 }
 
 std::span<const uint32_t> PackedScene::kd_file_leaf_refs(SceneMemory memory) const {
-  return section_as<uint32_t>(memory == SceneMemory::compact && has_compact_tree() ? tpk::KD_LEAF_REFS_COMPACT
-                                                                                   : tpk::KD_LEAF_REFS);
+  return section_as<uint32_t>(traverses_compact_tree(memory) ? tpk::KD_LEAF_REFS_COMPACT : tpk::KD_LEAF_REFS);
 }
 
 const std::vector<uint32_t>& PackedScene::kd_nodes(SceneMemory memory) const {
-  return memory == SceneMemory::compact && has_compact_tree() ? compact_kd_nodes_ : kd_nodes_;
+  return traverses_compact_tree(memory) ? compact_kd_nodes_ : kd_nodes_;
 }
 
 SceneView PackedScene::host_view(SceneMemory memory) const {
@@ -206,6 +217,7 @@ SceneView PackedScene::host_view(SceneMemory memory) const {
   const bool cell_vertices = memory == SceneMemory::compact && q.positions();
   v.triangle_count = triangle_count();
   v.triangles = section_as<uint32_t>(tpk::TRIANGLES).data();
+  if (traverses_compact_tree(memory)) v.flags |= TS_SCENE_NARROW_LEAF_LISTS;
   if (cell_vertices) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED | TS_SCENE_CELL_VERTICES | (compact_cells_wide_ ? TS_SCENE_WIDE_CELLS : 0u);
     v.quantized_vertices = section_as<uint32_t>(tpk::QUANTIZED_VERTICES).data();

@@ -45,6 +45,8 @@ class PackedScene {
   // The compact profile (common/scene/scene_memory.h). Whether the file holds a tree of its own for
   // it (KD_NODES_COMPACT; else the compact profile traverses the first tree).
   bool has_compact_tree() const { return !section(tpk::KD_NODES_COMPACT).empty(); }
+  // Whether a profile traverses that tree (the compact profile where the file has one).
+  bool traverses_compact_tree(SceneMemory memory) const;
   // The .tpk nodes and leaf lists of the tree a profile traverses (depth-first, as in the file).
   std::span<const uint32_t> kd_file_nodes(SceneMemory memory) const;
   std::span<const uint32_t> kd_file_leaf_refs(SceneMemory memory) const;

@@ -36,6 +36,7 @@ struct Relay::Shared {
       hold += std::chrono::microseconds(jitter(rng));
     }
     hold = std::max(hold, std::chrono::microseconds(0));
+    if (profile.loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < profile.loss) hold += profile.retransmit;
     auto release = std::max(previous, now + hold);
     if (profile.rate_bits_per_s > 0) {
       const auto airtime = std::chrono::duration_cast<Clock::duration>(
@@ -98,6 +99,11 @@ class Pipe {
     timer_.expires_at(queue_.front().release);
     timer_.async_wait([this, owner](std::error_code ec) {
       if (ec) return owner->close();
+      if (shared_.profile.partitioned) {  // look again shortly: the chunk leaves when the partition ends
+        writing_ = false;
+        queue_.front().release = Clock::now() + std::chrono::milliseconds(20);
+        return write(owner);
+      }
       asio::async_write(to_, asio::buffer(queue_.front().bytes), [this, owner](std::error_code ec2, size_t n) {
         if (ec2) return owner->close();
         counter_ += n;
@@ -226,6 +232,12 @@ void Relay::stop() {
 
 RelayCounters Relay::counters() const { return shared_->counters; }
 
+void Relay::set_profile(const LinkProfile& profile) {
+  const uint64_t seed = shared_->profile.seed;
+  shared_->profile = profile;
+  shared_->profile.seed = seed;  // the random numbers go on, not restart
+}
+
 namespace {
 
 // Splits "12.5ms" into 12.5 and "ms"; throws on anything but a non-negative number + unit.
@@ -263,6 +275,36 @@ double parse_rate(const std::string& text, const std::string& what) {
   if (unit == "mbit" || unit.empty()) return value * 1e6;
   if (unit == "gbit") return value * 1e9;
   throw std::invalid_argument(what + ": unknown unit in '" + text + "' (use kbit, mbit or gbit)");
+}
+
+LinkProfile parse_profile_words(const std::string& text, LinkProfile base) {
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t begin = text.find_first_not_of(" \t\r\n", at);
+    if (begin == std::string::npos) break;
+    const size_t end = std::min(text.find_first_of(" \t\r\n", begin), text.size());
+    const std::string word = text.substr(begin, end - begin);
+    at = end;
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("'" + word + "' is not KEY=VALUE");
+    const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    if (key == "delay") base.delay = parse_duration(value, "delay");
+    else if (key == "jitter") base.jitter = parse_duration(value, "jitter");
+    else if (key == "rate") base.rate_bits_per_s = parse_rate(value, "rate");
+    else if (key == "loss") {
+      const std::string number = !value.empty() && value.back() == '%' ? value.substr(0, value.size() - 1) : value;
+      const double percent = number_and_unit(number, "loss").first;
+      if (percent > 100 || number_and_unit(number, "loss").second != "") throw std::invalid_argument("loss: '" + value + "' is not 0..100%");
+      base.loss = percent / 100.0;
+    } else if (key == "partition") {
+      if (value != "on" && value != "off") throw std::invalid_argument("partition: '" + value + "' is not on or off");
+      base.partitioned = value == "on";
+    } else {
+      throw std::invalid_argument("unknown setting '" + key + "' (delay, jitter, rate, loss, partition)");
+    }
+  }
+  if (base.jitter > base.delay) throw std::invalid_argument("jitter must not exceed delay");
+  return base;
 }
 
 }  // namespace tessera::netem

@@ -23,6 +23,12 @@ struct LinkProfile {
   double rate_bits_per_s = 0;           // 0: unlimited; else one link shared by every connection
   uint64_t seed = 1;
   size_t max_queued_bytes = 16u << 20;  // per direction; reading pauses above it
+  // Faults (deploy/soak), changed while the relay runs (Relay::set_profile). A TCP relay sees no
+  // packets, so a lost packet is what TCP makes of it: its chunk (and, keeping the order, the ones
+  // behind it) held `retransmit` longer. Partitioned: nothing crosses until it ends; connections stay.
+  double loss = 0;  // 0..1, per chunk
+  std::chrono::microseconds retransmit{200000};
+  bool partitioned = false;
 };
 
 struct Route {
@@ -46,6 +52,8 @@ class Relay {
 
   // Starts listening for one route; returns the port it listens on.
   uint16_t add_route(const Route& route);
+  // New link settings for every chunk read from now on (a partition also holds the queued ones).
+  void set_profile(const LinkProfile& profile);
   // Closes listeners and every open connection.
   void stop();
   RelayCounters counters() const;
@@ -62,5 +70,8 @@ class Relay {
 // Both throw std::invalid_argument naming `what` on bad text.
 std::chrono::microseconds parse_duration(const std::string& text, const std::string& what);
 double parse_rate(const std::string& text, const std::string& what);
+// tessera-netem-relay --control: words `delay=5ms jitter=1ms rate=2mbit loss=20% partition=on|off`
+// applied over `base` (absent words keep base's values). Throws std::invalid_argument on bad text.
+LinkProfile parse_profile_words(const std::string& text, LinkProfile base);
 
 }  // namespace tessera::netem

@@ -4,10 +4,12 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/file_io.h"
 #include "deploy/netem-relay/netem_relay.h"
 
 int main(int argc, char** argv) {
@@ -20,7 +22,7 @@ int main(int argc, char** argv) {
       "Example: tessera-netem-relay --route 127.0.0.1:0=10.77.0.10:7100 --delay 5ms --jitter 2ms --port-file F",
       "tessera-netem-relay"};
   std::vector<std::string> routes;
-  std::string delay = "0", jitter = "0", rate = "0", port_file;
+  std::string delay = "0", jitter = "0", rate = "0", port_file, control;
   uint64_t seed = 1;
   app.add_option("--route", routes, "LISTEN_HOST:PORT=TARGET_HOST:PORT (repeatable; port 0 = any free port)")->required();
   app.add_option("--delay", delay, "One-way delay added to every chunk: 5ms, 500us, 0.01s (default ms)")->capture_default_str();
@@ -30,6 +32,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed of the jitter's random numbers")->capture_default_str();
   app.add_option("--port-file", port_file, "Write the listening addresses, one HOST:PORT a line in --route order, then "
                                            "go on running (a --workers-file for tessera-master)");
+  app.add_option("--control", control,
+                 "On SIGHUP read this file's words and apply them over the command line's settings to every chunk from then on: "
+                 "delay=5ms jitter=1ms rate=2mbit loss=20% partition=on|off (deploy/soak's link faults; an empty file: back to the "
+                 "command line's)");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
 
   try {
@@ -43,6 +49,24 @@ int main(int argc, char** argv) {
 
     asio::io_context io;
     netem::Relay relay(io, profile);
+    // --control: SIGHUP applies the file's settings (a bad file: one line on stderr, the link as it
+    // was). Set before the port file is written: whoever reads it may signal at once.
+    asio::signal_set reload(io);
+    std::function<void()> wait_reload = [&] {
+      reload.async_wait([&](std::error_code ec, int) {
+        if (ec) return;
+        try {
+          relay.set_profile(netem::parse_profile_words(control.empty() ? "" : read_file_text(control), profile));
+        } catch (const std::exception& e) {
+          std::cerr << "tessera-netem-relay: --control " << control << ": " << e.what() << "\n";
+        }
+        wait_reload();
+      });
+    };
+    if (!control.empty()) {
+      reload.add(SIGHUP);
+      wait_reload();
+    }
     std::string listening;
     for (const auto& text : routes) {
       const auto eq = text.find('=');
@@ -67,6 +91,7 @@ int main(int argc, char** argv) {
     asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](std::error_code, int) {
       relay.stop();
+      reload.cancel();
       io.stop();
     });
     io.run();

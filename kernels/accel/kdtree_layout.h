@@ -28,6 +28,11 @@
  *   and a leaf's triangles lie beside it instead of in kd_leaf_refs: word1 holds the first, the
  *   slots that follow the others, two a slot (the last slot padded with TS_KD_NO_TRIANGLE), so a
  *   leaf's list is read without a dependent load (kd_leaf_triangles).
+ *   Narrow lists (scenes with TS_SCENE_NARROW_LEAF_LISTS: the compact profile's tree): a leaf of two
+ *   or more triangles whose others all lie less than 2^16 above its lowest has word1 = that lowest
+ *   index | TS_KD_NARROW_LIST, and the slots after it hold the others as 16-bit offsets from it, two
+ *   a word (low half first), four a slot: half the bytes of a list, which lets the compact tree
+ *   have smaller leaves. Other leaves keep 32-bit lists (kd_list_triangle reads both).
  *
  * Blocked ("blocked", built at load time from the depth-first tree by common/scene/kd_blocked_layout.cpp,
  * selected with TESSERA_KD_LAYOUT=blocked and compiled with -D TS_KD_LAYOUT_BLOCKED=1): the slots are
@@ -125,6 +130,21 @@ TS_FN uint kd_make_blocked_inner_word0(uint axis, uint ref_count, uint below_chi
   return axis | (ref_count << 2) | ((above_child - below_child - 1u) << 4) | (below_child << 7);
 }
 TS_FN uint kd_make_leaf_word0(uint count) { return TS_KD_LEAF | (count << 2); }
+
+#define TS_KD_NARROW_LIST 0x80000000u /* in a leaf's word1: its list holds 16-bit offsets (triangles < 2^30) */
+#define TS_KD_NARROW_LIST_MAX_OFFSET 0xFFFFu
+
+/* Triangle i of a list of triangle indices at refs whose first word is first (a leaf's word1, or
+ * 0 for an inner node's reference slot): 32-bit indices, or a narrow list's offsets. */
+TS_FN uint kd_list_triangle(TS_GLOBAL const uint* refs, uint first, uint i) {
+  if (first & TS_KD_NARROW_LIST) {
+    uint base = first & ~TS_KD_NARROW_LIST, w;
+    if (i == 0u) return base;
+    w = refs[1u + ((i - 1u) >> 1)];
+    return base + (((i - 1u) & 1u) ? (w >> 16) : (w & 0xFFFFu));
+  }
+  return refs[i];
+}
 
 /* The triangle indices of leaf `node` (first word word0, second word1): count of them from the
  * returned pointer, or word1 itself when count is 1 (callers read word1 from the pointer then). */

@@ -205,10 +205,11 @@ TS_FN void kd_traverse_packet(const SceneView* scene, const KdPacket* rays, int 
     {
       uint count = kd_leaf_count(words.x), i;
       TS_GLOBAL const uint* tris = kd_leaf_triangles(scene->kd_nodes, scene->kd_leaf_refs, node, words.x, words.y);
+      uint first = (scene_flags(scene) & TS_SCENE_NARROW_LEAF_LISTS) ? words.y : 0u;
       ts_intv mask = (t0 <= t1) & s.alive;
       if (ts_simd_any(mask)) {
         for (i = 0u; i < count; ++i)
-          kd_packet_test(scene, &s, tris[i], mask, found, hits);
+          kd_packet_test(scene, &s, kd_list_triangle(tris, first, i), mask, found, hits);
         if (any_hit && !kd_packet_still_looking(&s, found)) return;
       }
     }

@@ -126,8 +126,9 @@ TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint 
 #ifdef TS_KD_CPU
 /* Tests refs[0, n), 1 <= n <= TS_SIMD_LANES, at once; the closest hit wins and, among equal t, the
  * lowest triangle index: exactly what testing them one by one with kd_test_triangle gives. */
-TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray, TS_GLOBAL const uint* refs, uint n,
-                                 float tmin, float* best, Hit* hit) {
+/* Tests triangles [start, start + n) of the list at refs (first: kd_list_triangle's), 1 <= n <= TS_SIMD_LANES. */
+TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray, TS_GLOBAL const uint* refs, uint first,
+                                 uint start, uint n, float tmin, float* best, Hit* hit) {
   TriangleBatch batch;
   uint tris[TS_SIMD_LANES];
   int ok[TS_SIMD_LANES];
@@ -136,7 +137,9 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
   uint i;
   int found = 0;
   TS_KD_COUNT(triangle, n);
-  scene_gather_triangles(scene, refs, n, tris, &batch);
+  /* lanes from n on repeat the first triangle so their arithmetic stays finite (ignored below) */
+  for (i = 0u; i < TS_SIMD_LANES; ++i) tris[i] = kd_list_triangle(refs, first, start + (i < n ? i : 0u));
+  scene_gather_triangles(scene, tris, &batch);
   ts_simd_store_int(triangle_intersect_simd(ray, &batch, tmin, *best, &tv, &uv, &vv), ok);
   ts_simd_store(tv, t);
   ts_simd_store(uv, u);
@@ -371,18 +374,24 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       int leaf = kind == TS_KD_LEAF;
       uint count = leaf ? kd_leaf_count(words.x) : kd_inner_ref_count(words.x);
       TS_GLOBAL const uint* refs = !leaf ? nodes + 2u * node + 2u : kd_leaf_triangles(nodes, leaf_refs, node, words.x, words.y);
+      /* a leaf's word1 says whether its list is narrow; only scenes with narrow lists look (nested,
+       * not &&: with the flags compiled in, a constant operand of && is a warning) */
+      uint first = 0u;
+      if (scene_flags(scene) & TS_SCENE_NARROW_LEAF_LISTS) {
+        if (leaf) first = words.y;
+      }
       uint i = 0u;
       if (leaf) TS_KD_COUNT(leaf, 1u); else TS_KD_COUNT(inner_refs, count);
 #ifdef TS_KD_CPU
       if (leaf && count > 1u)
         for (; i < count; i += TS_SIMD_LANES) {
           uint n = count - i < TS_SIMD_LANES ? count - i : TS_SIMD_LANES;
-          found |= kd_test_triangles_simd(scene, &ray, refs + i, n, tmin, &best, hit);
+          found |= kd_test_triangles_simd(scene, &ray, refs, first, i, n, tmin, &best, hit);
           if (any_hit && found) return 1;
         }
 #endif
       for (; i < count; ++i) {
-        found |= kd_test_triangle(scene, &ray, refs[i], tmin, &best, hit);
+        found |= kd_test_triangle(scene, &ray, kd_list_triangle(refs, first, i), tmin, &best, hit);
         if (any_hit && found) return 1;
       }
       if (leaf) {

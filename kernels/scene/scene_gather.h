@@ -7,13 +7,10 @@
 #include "kernels/geom/triangle_batch.h"
 #include "kernels/scene/scene_view.h"
 
-/* Fills tris[0, TS_SIMD_LANES) and batch with the triangles refs[0, n), 1 <= n <= TS_SIMD_LANES;
- * lanes from n on repeat the first triangle so their arithmetic stays finite (callers ignore them). */
-TS_FN void scene_gather_triangles(const SceneView* scene, TS_GLOBAL const uint* refs, uint n, uint* tris,
-                                  TriangleBatch* batch) {
+/* Fills batch with the triangles tris[0, TS_SIMD_LANES). */
+TS_FN void scene_gather_triangles(const SceneView* scene, const uint* tris, TriangleBatch* batch) {
   uint vertex[3][TS_SIMD_LANES];
   uint i, k;
-  for (i = 0u; i < TS_SIMD_LANES; ++i) tris[i] = refs[i < n ? i : 0u];
   for (i = 0u; i < TS_SIMD_LANES; ++i) {
     uint4 t = scene_triangle_indices(scene, tris[i]);
     vertex[0][i] = t.x;

@@ -42,6 +42,9 @@
  * TS_TRIANGLE_BLOCK triangles holds offsets from its own base vertex (triangle_bases, the block's
  * lowest index), where every block's vertices lie within 2^21 of it (else triangles keep 12 bytes). */
 #define TS_SCENE_TRIANGLE_BASES 256u
+/* The kd-tree's leaf lists may hold 16-bit offsets from their first triangle (TS_KD_NARROW_LIST,
+ * kernels/accel/kdtree_layout.h): the compact profile's tree in the default node layout. */
+#define TS_SCENE_NARROW_LEAF_LISTS 512u
 #define TS_TRIANGLE_BLOCK_SHIFT 6u
 #define TS_TRIANGLE_BLOCK (1u << TS_TRIANGLE_BLOCK_SHIFT)
 

@@ -10,6 +10,8 @@
 #include <boost/beast/websocket/ssl.hpp>
 #include <openssl/x509.h>
 
+#include <algorithm>
+
 #include "common/base/error.h"
 #include "common/net/address.h"
 #include "master/live/access_token.h"
@@ -118,6 +120,11 @@ HttpReply https_get(const std::string& host, uint16_t port, const std::string& t
           std::string(response["Referrer-Policy"])};
 }
 
+std::chrono::milliseconds ReconnectBackoff::next() {
+  delay_ = delay_.count() == 0 ? std::chrono::milliseconds(100) : std::min(delay_ * 2, std::chrono::milliseconds(2000));
+  return delay_;
+}
+
 struct LiveClient::Impl {
   asio::io_context io;
   ssl::context tls{ssl::context::tls_client};
@@ -183,7 +190,7 @@ void LiveClient::write(const std::string& message, bool text) {
   if (!run_until(m.io, [&] { return done; }, std::chrono::steady_clock::now() + std::chrono::seconds(30)))
     throw Error("WebSocket write: timeout");
   if (ec == websocket::error::closed) throw ConnectionClosed(int(m.ws->reason().code), std::string(m.ws->reason().reason));
-  if (ec) throw Error("WebSocket write: " + ec.message());
+  if (ec) throw ConnectionClosed(-1, "WebSocket write: " + ec.message());  // reset, broken pipe: the connection is gone
 }
 
 std::optional<LiveClient::Message> LiveClient::receive(std::chrono::milliseconds timeout) {

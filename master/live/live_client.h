@@ -41,6 +41,17 @@ struct HttpReply {
 HttpReply https_get(const std::string& host, uint16_t port, const std::string& target, std::chrono::milliseconds timeout,
                     const std::string& cookie = {});
 
+// tessera-live-client --reconnect: the waits between attempts to reach the master again, 100 ms
+// doubling up to 2 s (a restarting master is not hammered), from 100 ms again once a connection worked.
+class ReconnectBackoff {
+ public:
+  std::chrono::milliseconds next();
+  void reset() { delay_ = std::chrono::milliseconds(0); }
+
+ private:
+  std::chrono::milliseconds delay_{0};
+};
+
 class LiveClient {
  public:
   // Connects to wss://host:port`target` ("/ws?token=..."); `origin` is sent when given.

@@ -11,6 +11,7 @@
 #include "master/live/jpeg_bands.h"
 #include "master/live/live_figures.h"
 #include "master/live/zlib_stream.h"
+#include "master/stats/record_window.h"
 #include "master/session/mode_options.h"
 
 namespace tessera::master::live {
@@ -334,6 +335,8 @@ void LiveSession::frame_completed(const CompletedFrame& frame) {
     stats.fresh = frame.pose.refinement == 0 && frame.pose.id != last_fresh_pose_;
     if (stats.fresh) last_fresh_pose_ = frame.pose.id;
     frames_[frame.record.frame_id] = stats;
+    // As many as the session keeps records of (an hour's frames would be held otherwise).
+    while (frames_.size() > 2 * kLiveRecordsKept) frames_.erase(frames_.begin());
     recent_frames_.push_back(frame.completed);
   }
   WorkerLoad load{frame.completed, {}};

@@ -5,13 +5,19 @@
 namespace tessera::master {
 
 uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool pathtrace) {
+  const auto tiles_of = [&](uint32_t tile) {
+    return uint64_t((width + tile - 1) / tile) * ((height + tile - 1) / tile) * (stereo ? 2 : 1);
+  };
   const uint64_t s = std::max<uint64_t>(1, workers);
   const uint64_t wanted = (pathtrace ? 4 : std::max<uint64_t>(8, 2 * s)) * s;
-  for (uint32_t tile = 256; tile > 32; tile /= 2) {
-    const uint64_t tiles = uint64_t((width + tile - 1) / tile) * ((height + tile - 1) / tile) * (stereo ? 2 : 1);
-    if (tiles >= wanted) return tile;
-  }
-  return 32;
+  uint32_t tile = 32;
+  for (uint32_t t = 256; t > 32; t /= 2)
+    if (tiles_of(t) >= wanted) {
+      tile = t;
+      break;
+    }
+  while (tile < 256 && tiles_of(tile) > kMaxAutoTilesPerFrame) tile *= 2;
+  return tile;
 }
 
 TileScheduler::TileScheduler(SchedulerPolicy policy, ScheduleOutput& output) : policy_(policy), output_(output) {

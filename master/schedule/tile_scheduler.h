@@ -62,6 +62,10 @@ class ScheduleOutput {
 // pairs too, but a pair reprojects only within itself, is merged, resolved and encoded on its own,
 // and a dynamic batch holds only the pairs in flight. On an H100, pathtrace stereo 2x640x480 with
 // 2 workers, a launch per pair, took 17.8 ms a frame in 128-pixel tiles and 9.5 ms in 256-pixel ones.
+// Never more than kMaxAutoTilesPerFrame tiles, though: the master spends 20-70 us of CPU a tile
+// (docs/scale.md), so 128 workers at stereo 2x1024² in 32-pixel tiles (2,048) held it to 53 frames/s
+// on a 16-core host, 64-pixel ones (512) to 95.
+inline constexpr uint64_t kMaxAutoTilesPerFrame = 1024;
 uint32_t auto_tile_size(uint32_t width, uint32_t height, bool stereo, size_t workers, bool pathtrace = false);
 
 class TileScheduler {

@@ -127,13 +127,13 @@ RunSummary RenderSession::run() {
   } catch (...) {
     poses_.set_wake({});
     if (status_) status_->finish();
-    if (observer_) observer_->finish_records(records_);
+    if (observer_) observer_->finish_records(records_.records());
     if (options_.stats_path) write_stats_file();
     throw;
   }
   poses_.set_wake({});
   if (superseded_) net::log_info(std::to_string(superseded_) + " frames cancelled for newer poses or settings");
-  if (observer_) observer_->finish_records(records_);
+  if (observer_) observer_->finish_records(records_.records());
   if (options_.stats_path) write_stats_file();
   return summary();
 }
@@ -386,14 +386,15 @@ void RenderSession::update_status() {
                            s.mean_frame_ms, s.frames_per_second, ready, workers_.size(), s.mean_wire_bytes / 1024.0,
                            s.frames_failed ? (" | " + std::to_string(s.frames_failed) + " skipped").c_str() : "");
   // The last whole frame, stage by stage (tile stages are means over its tiles).
-  const auto last = std::find_if(records_.rbegin(), records_.rend(), [](const FrameRecord& r) { return r.complete; });
-  if (last != records_.rend() && used > 0 && size_t(used) < sizeof text) {
+  const auto& records = records_.records();
+  const auto last = std::find_if(records.rbegin(), records.rend(), [](const FrameRecord& r) { return r.complete; });
+  if (last != records.rend() && used > 0 && size_t(used) < sizeof text) {
     const StageTimes& t = last->stages;
     std::snprintf(text + used, sizeof text - size_t(used),
                   " | ms: pose %.1f req %.1f queue %.1f dev %.1f read %.1f enc %.1f wire %.1f dec %.1f comp %.1f out %.1f",
                   t.pose_wait, t.request_out, t.queue, t.device, t.readback, t.encode, t.wire, t.decode, t.composite, t.output);
   }
-  const double fraction = options_.frames ? double(records_.size()) / double(options_.frames) : 0.0;
+  const double fraction = options_.frames ? double(records.size()) / double(options_.frames) : 0.0;
   status_->update(fraction, text);
 }
 
@@ -413,12 +414,12 @@ RunSummary RenderSession::summary() const {
   base.height = options_.height;
   base.tile_size = options_.tile_size;
   base.wall_seconds = std::chrono::duration<double>(Clock::now() - started_).count();
-  return summarize(records_, base);
+  return records_.summary(base);
 }
 
 void RenderSession::write_stats_file() const {
   try {
-    write_stats(*options_.stats_path, summary(), records_);
+    write_stats(*options_.stats_path, summary(), records_.records());
   } catch (const std::exception& e) {
     net::log_warning(std::string("cannot write the statistics: ") + e.what());
   }

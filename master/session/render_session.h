@@ -23,6 +23,7 @@
 #include "master/session/session_observer.h"
 #include "master/session/session_options.h"
 #include "master/stats/frame_stats.h"
+#include "master/stats/record_window.h"
 
 namespace tessera::master {
 
@@ -35,7 +36,7 @@ class RenderSession final : private ScheduleOutput {
   RunSummary run();
   // Any thread (signal handlers too): open no new frame, finish the open ones.
   void request_stop() { stop_requested_ = true; }
-  const std::vector<FrameRecord>& records() const { return records_; }
+  const std::vector<FrameRecord>& records() const { return records_.records(); }
   // A live front end that follows frames and changes settings (before run(); may be null).
   void set_observer(SessionObserver* observer) { observer_ = observer; }
   const SessionOptions& options() const { return options_; }
@@ -119,7 +120,7 @@ class RenderSession final : private ScheduleOutput {
   std::unique_ptr<FrameWriter> writer_;
   std::vector<WorkerView> workers_;
   std::map<uint64_t, OpenFrame> open_;
-  std::vector<FrameRecord> records_;
+  RecordWindow records_;  // a live session's newest frames only
   size_t frames_opened_ = 0;
   bool poses_ended_ = false;
   std::atomic<bool> stop_requested_{false};

@@ -311,7 +311,7 @@ void RenderSession::finish_frame(uint64_t frame_id) {
   if (writer_)
     writer_->push({frame.index, frame.assembler->take_image(), frame.assembler->grid(), frame.assembler->owners()});
   record.stages.output = ms_between(output_start, Clock::now());
-  records_.push_back(record);
+  records_.add(std::move(record), poses_.live());
   open_.erase(it);
   // Live poses with frames pipelined: an older frame still open would be shown after this newer
   // one, so no one would see it. Its tiles are cancelled on the workers.
@@ -344,7 +344,7 @@ void RenderSession::abandon_frame(uint64_t frame_id, const std::string& why, boo
   else
     net::log_warning(text);
   scheduler_.close_frame(frame_id);
-  records_.push_back(record);
+  records_.add(std::move(record), poses_.live());
   open_.erase(it);
 }
 

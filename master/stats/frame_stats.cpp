@@ -52,7 +52,9 @@ RunSummary summarize(const std::vector<FrameRecord>& records, RunSummary s) {
   double latency = 0, bytes = 0, after_first = 0;
   size_t after_first_count = 0;
   s.frames_complete = s.frames_failed = s.frames_superseded = 0;
+  s.tiles_reissued = 0;
   for (const auto& r : records) {
+    s.tiles_reissued += r.reissued;
     if (!r.complete) {
       ++(r.superseded ? s.frames_superseded : s.frames_failed);
       continue;
@@ -153,6 +155,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"frames_complete", s.frames_complete},
           {"frames_failed", s.frames_failed},
           {"frames_superseded", s.frames_superseded},
+          {"tiles_reissued", s.tiles_reissued},
           {"wall_seconds", s.wall_seconds},
           {"frames_per_second", s.frames_per_second},
           {"mean_frame_ms", s.mean_frame_ms},

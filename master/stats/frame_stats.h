@@ -98,6 +98,7 @@ struct RunSummary {
   bool stereo = false;
   uint32_t width = 0, height = 0, tile_size = 0;
   size_t frames_complete = 0, frames_failed = 0, frames_superseded = 0;
+  uint64_t tiles_reissued = 0;  // dynamic: tail copies over all frames
   double wall_seconds = 0;
   double mean_frame_ms = 0, median_frame_ms = 0, mean_latency_ms = 0, mean_wire_bytes = 0, frames_per_second = 0;
   double mean_frame_ms_after_first = 0;  // without the first (warm-up) frame
