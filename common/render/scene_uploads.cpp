@@ -51,20 +51,23 @@ bool based_triangle_indices(std::span<const uint32_t> indices, std::vector<uint3
 // behind the newest, so every block of triangles spans fewer than 2^21 vertices. (Vertices that
 // triangles far apart in the file share, e.g. across material groups, take a few more bytes.)
 void window_vertices(std::span<const uint32_t> triangles, std::span<const uint32_t> words,
-                     std::span<const uint16_t> texcoords, std::vector<uint32_t>& new_triangles,
-                     std::vector<uint32_t>& new_words, std::vector<uint16_t>& new_texcoords) {
+                     std::span<const uint16_t> texcoords, std::span<const uint16_t> normal_indices,
+                     std::vector<uint32_t>& new_triangles, std::vector<uint32_t>& new_words,
+                     std::vector<uint16_t>& new_texcoords, std::vector<uint16_t>& new_normal_indices) {
   constexpr uint32_t kWindow = TS_PACKED_TRIANGLE_MAX_VERTICES / 2;
   constexpr uint32_t kNone = 0xFFFFFFFFu;
   std::vector<uint32_t> latest(words.size() / 2, kNone);
   new_triangles.resize(triangles.size());
   new_words.clear();
   new_texcoords.clear();
+  new_normal_indices.clear();
   for (size_t i = 0; i < triangles.size(); ++i) {
     const uint32_t v = triangles[i], count = uint32_t(new_words.size() / 2);
     if (latest[v] == kNone || count - latest[v] >= kWindow) {
       latest[v] = count;
       new_words.insert(new_words.end(), {words[2 * v], words[2 * v + 1]});
       if (!texcoords.empty()) new_texcoords.insert(new_texcoords.end(), {texcoords[2 * v], texcoords[2 * v + 1]});
+      if (!normal_indices.empty()) new_normal_indices.push_back(normal_indices[v]);
     }
     new_triangles[i] = latest[v];
   }
@@ -84,17 +87,23 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
   // (the compact profile's larger scenes: 8 with a base vertex a block of triangles, where that holds them)
   const bool small = scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
   if (small) packed_triangles = packed_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES));
-  std::span<const uint8_t> vertex_words = scene.section(tpk::QUANTIZED_VERTICES);
+  std::span<const uint8_t> vertex_words = as_bytes(scene.compact_vertices());
   std::span<const uint8_t> texcoords_q = scene.section(tpk::TEXCOORDS_QUANTIZED);
+  // the compact profile's normal index lies in its vertex words only with wide cells
+  const bool wide = cell_vertices && scene.compact_cells_wide();
+  std::span<const uint8_t> normal_indices = wide ? std::span<const uint8_t>() : as_bytes(scene.normal_indices());
   bool based = false;
   if (!small && cell_vertices) {
     std::vector<uint32_t> triangles;
-    window_vertices(scene.section_as<uint32_t>(tpk::TRIANGLES), scene.section_as<uint32_t>(tpk::QUANTIZED_VERTICES),
-                    scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED), triangles, windowed_words, windowed_texcoords);
+    window_vertices(scene.section_as<uint32_t>(tpk::TRIANGLES), scene.compact_vertices(),
+                    scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED),
+                    wide ? std::span<const uint16_t>() : std::span<const uint16_t>(scene.normal_indices()), triangles,
+                    windowed_words, windowed_texcoords, windowed_normal_indices);
     based = based_triangle_indices(triangles, packed_triangles, triangle_bases);
     if (based) {
       vertex_words = as_bytes(windowed_words);
       if (!texcoords_q.empty()) texcoords_q = as_bytes(windowed_texcoords);
+      if (!normal_indices.empty()) normal_indices = as_bytes(windowed_normal_indices);
     }
   }
   const bool pack = small || based;
@@ -108,8 +117,7 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
       {"positions", scene.section(tpk::POSITIONS)},
       {"vertex_records", cell_vertices ? none : as_bytes(scene.vertex_records())},
       {"normals", scene.section(tpk::NORMALS)},
-      // the compact profile's normal index lies in its vertex words
-      {"normal_indices", cell_vertices ? none : as_bytes(scene.normal_indices())},
+      {"normal_indices", normal_indices},
       {"normal_table", (view.flags & TS_SCENE_NORMALS_QUANTIZED) ? as_bytes(table) : none},
       {"texcoords", scene.section(tpk::TEXCOORDS)},
       // with quantized positions the fast profile's vertex records hold the texture coordinates
@@ -119,7 +127,7 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
       // only the blocked layouts read leaf lists apart from the nodes
       {"kd_leaf_refs", kd_layout.blocked ? as_bytes(scene.kd_file_leaf_refs(memory)) : none},
       {"quantized_vertices", cell_vertices ? vertex_words : none},
-      {"cells", cell_vertices ? as_bytes(scene.compact_cells()) : none},
+      {"cells", wide ? scene.section(tpk::CELL_TABLE) : none},
       {"triangle_bases", as_bytes(triangle_bases)},
   };
   shading = ShadingData::build(scene);
@@ -133,8 +141,9 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
       {"srgb_to_linear", as_bytes(shading.srgb_to_linear)},
       {"linear_to_srgb_threshold", as_bytes(shading.linear_to_srgb_threshold)},
   };
-  // What traversal reads: triangles, vertices (float, records, or the compact profile's 12 bytes
-  // with its cell table), kd-tree nodes and leaf lists.
+  // What traversal reads: triangles, vertices (float, records, or the compact profile's 8-byte
+  // vertices and texture coordinates, with the cell table where wide), kd-tree nodes and leaf lists.
+  // (Shading's normal indices are not counted, in either profile.)
   std::vector<const char*> traversal = {"triangles", "positions", "vertex_records", "kd_nodes", "kd_leaf_refs"};
   if (cell_vertices) traversal.insert(traversal.end(), {"quantized_vertices", "cells", "texcoords_quantized", "triangle_bases"});
   for (const char* name : traversal)

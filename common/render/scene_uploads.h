@@ -34,11 +34,12 @@ class SceneUploads {
   // The compact profile's vertices laid out anew for based triangles (TS_SCENE_TRIANGLE_BASES).
   std::vector<uint32_t> windowed_words;
   std::vector<uint16_t> windowed_texcoords;
+  std::vector<uint16_t> windowed_normal_indices;
   ShadingData shading;
   SceneConstants constants{};  // TS_SCENE_PACKED_TRIANGLES added where triangles take 8 bytes
   std::vector<SceneUpload> geometry, shade;
-  // Triangles, vertices (float, 16-byte records, or the compact profile's 12 bytes with its cell
-  // table), kd-tree nodes and leaf lists: the memory ray traversal reads.
+  // Triangles, vertices (float, 16-byte records, or the compact profile's 12 bytes, with the cell
+  // table where wide), kd-tree nodes and leaf lists: the memory ray traversal reads.
   uint64_t mesh_tree_bytes = 0;
 };
 

@@ -59,18 +59,24 @@ void validate_kd_tree(std::span<const uint32_t> nodes, std::span<const uint32_t>
   }
 }
 
-// The compact profile's cells: one word where every coordinate fits (scene_pack_cell), else the
-// .tpk's two words.
-std::vector<uint32_t> make_compact_cells(std::span<const uint32_t> cells, bool& wide) {
+// The compact profile's vertices: each one's absolute quantized coordinates (scene_pack_absolute_vertex)
+// where every cell fits their bits; else empty, and wide set (the .tpk's vertices and cell table).
+std::vector<uint32_t> make_compact_vertices(std::span<const uint32_t> words, std::span<const uint32_t> cells, bool& wide) {
   wide = false;
   for (size_t c = 0; c < cells.size() / 2; ++c)
-    if ((cells[2 * c] & 0xFFFFu) > TS_CELL_WORD_MAX_IJ || (cells[2 * c] >> 16) > TS_CELL_WORD_MAX_IJ ||
-        (cells[2 * c + 1] & 0xFFFFu) > TS_CELL_WORD_MAX_K)
+    if ((cells[2 * c] & 0xFFFFu) > TS_ABSOLUTE_MAX_CELL_IJ || (cells[2 * c] >> 16) > TS_ABSOLUTE_MAX_CELL_IJ ||
+        (cells[2 * c + 1] & 0xFFFFu) > TS_ABSOLUTE_MAX_CELL_K)
       wide = true;
-  if (wide) return {cells.begin(), cells.end()};
-  std::vector<uint32_t> out(cells.size() / 2);
-  for (size_t c = 0; c < out.size(); ++c)
-    out[c] = scene_pack_cell(cells[2 * c] & 0xFFFFu, cells[2 * c] >> 16, cells[2 * c + 1] & 0xFFFFu);
+  if (wide) return {};
+  std::vector<uint32_t> out(words.size());
+  for (size_t v = 0; v < words.size() / 2; ++v) {
+    const uint32_t offsets = words[2 * v], cell = words[2 * v + 1] & 0xFFFFu;
+    const uint32_t i = cells[2 * cell] & 0xFFFFu, j = cells[2 * cell] >> 16, k = cells[2 * cell + 1] & 0xFFFFu;
+    const uint2 w = scene_pack_absolute_vertex(i << 10 | (offsets & 1023u), j << 10 | ((offsets >> 10) & 1023u),
+                                               k << 10 | ((offsets >> 20) & 1023u));
+    out[2 * v] = w.x;
+    out[2 * v + 1] = w.y;
+  }
   return out;
 }
 
@@ -186,7 +192,9 @@ void PackedScene::validate(const std::string& name) {
   } else if (!section(tpk::KD_LEAF_REFS_COMPACT).empty()) {
     throw fail("compact kd-tree leaf references without its nodes");
   }
-  if (q.positions()) compact_cells_ = make_compact_cells(section_as<uint32_t>(tpk::CELL_TABLE), compact_cells_wide_);
+  if (q.positions())
+    compact_vertices_ = make_compact_vertices(section_as<uint32_t>(tpk::QUANTIZED_VERTICES),
+                                              section_as<uint32_t>(tpk::CELL_TABLE), compact_cells_wide_);
 }
 
 bool PackedScene::traverses_compact_tree(SceneMemory memory) const {
@@ -197,6 +205,11 @@ bool PackedScene::traverses_compact_tree(SceneMemory memory) const {
     return value ? parse_scene_memory(value) : std::nullopt;
   }();
   return tree_override.value_or(memory) == SceneMemory::compact && has_compact_tree();
+}
+
+std::span<const uint32_t> PackedScene::compact_vertices() const {
+  if (compact_cells_wide_) return section_as<uint32_t>(tpk::QUANTIZED_VERTICES);
+  return compact_vertices_;
 }
 
 std::span<const uint32_t> PackedScene::kd_file_nodes(SceneMemory memory) const {
@@ -220,8 +233,8 @@ SceneView PackedScene::host_view(SceneMemory memory) const {
   if (traverses_compact_tree(memory)) v.flags |= TS_SCENE_NARROW_LEAF_LISTS;
   if (cell_vertices) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED | TS_SCENE_CELL_VERTICES | (compact_cells_wide_ ? TS_SCENE_WIDE_CELLS : 0u);
-    v.quantized_vertices = section_as<uint32_t>(tpk::QUANTIZED_VERTICES).data();
-    v.cells = compact_cells_.data();
+    v.quantized_vertices = compact_vertices().data();
+    if (compact_cells_wide_) v.cells = section_as<uint32_t>(tpk::CELL_TABLE).data();
     v.anchor_x = q.anchor().x();
     v.anchor_y = q.anchor().y();
     v.anchor_z = q.anchor().z();

@@ -52,9 +52,10 @@ class PackedScene {
   std::span<const uint32_t> kd_file_leaf_refs(SceneMemory memory) const;
   // The nodes of that tree as traversal reads them (kd_nodes() for the fast profile).
   const std::vector<uint32_t>& kd_nodes(SceneMemory memory) const;
-  // The compact profile's cell table: one word a cell (scene_pack_cell), or the .tpk's two
-  // (TS_SCENE_WIDE_CELLS) where the cell grid is too large; empty unless positions are quantized.
-  const std::vector<uint32_t>& compact_cells() const { return compact_cells_; }
+  // The compact profile's 8-byte vertices: absolute quantized coordinates (scene_pack_absolute_vertex),
+  // or the .tpk's words where the cell grid is too large for them (compact_cells_wide(): the kernels
+  // then read the .tpk's cell table); empty unless positions are quantized.
+  std::span<const uint32_t> compact_vertices() const;
   bool compact_cells_wide() const { return compact_cells_wide_; }
 
   // A SceneView over host memory, for the CPU reference renderer and tests; `memory` picks the
@@ -72,7 +73,7 @@ class PackedScene {
   std::vector<uint16_t> normal_indices_;
   std::vector<uint32_t> kd_nodes_;
   std::vector<uint32_t> compact_kd_nodes_;  // empty without a compact tree
-  std::vector<uint32_t> compact_cells_;
+  std::vector<uint32_t> compact_vertices_;  // empty where wide
   bool compact_cells_wide_ = false;
   uint64_t content_hash_ = 0;
 };

@@ -2,7 +2,8 @@
 // The two ways a packed scene can lie in device memory (docs/scene-memory.md):
 //   fast     quantized positions decoded once at load into 16-byte vertex records, the .tpk's
 //            first kd-tree (small leaves): the most rays a second
-//   compact  the .tpk's 12 bytes a vertex, decoded in the triangle test (TS_SCENE_CELL_VERTICES),
+//   compact  12 bytes a vertex (absolute quantized coordinates and texture coordinate), decoded in
+//            the triangle test (TS_SCENE_CELL_VERTICES),
 //            and the .tpk's compact kd-tree (larger leaves) where it has one: the fewest bytes
 // Both trace bit-identical positions and report the same hit for every ray
 // (kernels/accel/kdtree_traverse.h: equally near hits go to the lowest triangle index).

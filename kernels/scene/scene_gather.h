@@ -17,21 +17,29 @@ TS_FN void scene_gather_triangles(const SceneView* scene, const uint* tris, Tria
     vertex[1][i] = t.y;
     vertex[2][i] = t.z;
   }
-  if (scene_flags(scene) & TS_SCENE_CELL_VERTICES) { /* vertex words, then cells, then the decode lane-parallel */
+  if (scene_flags(scene) & TS_SCENE_CELL_VERTICES) { /* vertex words, (wide) cells, then the decode lane-parallel */
     uint offsets[3][TS_SIMD_LANES], cell_ij[3][TS_SIMD_LANES], cell_k[3][TS_SIMD_LANES];
     const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
     for (k = 0u; k < 3u; ++k)
       for (i = 0u; i < TS_SIMD_LANES; ++i) {
         uint2 w = ts_load_uint2(scene->quantized_vertices, vertex[k][i]);
-        offsets[k][i] = w.x;
-        cell_k[k][i] = w.y & 0xFFFFu; /* the cell index, for now */
+        if (scene_flags(scene) & TS_SCENE_WIDE_CELLS) {
+          offsets[k][i] = w.x;
+          cell_k[k][i] = w.y & 0xFFFFu; /* the cell index, for now */
+        } else { /* absolute coordinates (scene_decode_cell_vertex) */
+          uint x = w.x & 0x1FFFFFu, y = (w.x >> 21) | ((w.y & 0x3FFu) << 11), z = w.y >> 10;
+          offsets[k][i] = (x & 1023u) | ((y & 1023u) << 10) | ((z & 1023u) << 20);
+          cell_ij[k][i] = (x >> 10) | ((y >> 10) << 16);
+          cell_k[k][i] = z >> 10;
+        }
       }
-    for (k = 0u; k < 3u; ++k)
-      for (i = 0u; i < TS_SIMD_LANES; ++i) {
-        uint2 c = scene_cell_coordinates(scene, cell_k[k][i]);
-        cell_ij[k][i] = c.x;
-        cell_k[k][i] = c.y;
-      }
+    if (scene_flags(scene) & TS_SCENE_WIDE_CELLS)
+      for (k = 0u; k < 3u; ++k)
+        for (i = 0u; i < TS_SIMD_LANES; ++i) {
+          uint2 c = ts_load_uint2(scene->cells, cell_k[k][i]);
+          cell_ij[k][i] = c.x;
+          cell_k[k][i] = c.y & 0xFFFFu;
+        }
     for (k = 0u; k < 3u; ++k) { /* decode_quantized_position, lane by lane the same arithmetic */
       ts_uintv o = ts_simd_load_uint(offsets[k]), ij = ts_simd_load_uint(cell_ij[k]);
       ts_floatv fx = ts_simd_from_uint(ij & 0xFFFFu) + ts_simd_from_uint(o & 1023u) * ts_simd_splat(inv_levels);

@@ -12,12 +12,15 @@
  * device memory instead of 16, and a triangle test decodes nothing (decoding in the test cost the
  * H100 14-16 % of its rays). 3 x 32-bit vertex indices a triangle (or 8 bytes, packed, below).
  *
- * The compact scene-memory profile (TS_SCENE_CELL_VERTICES, worker/render/scene_memory.h) keeps the
- * .tpk's 12 bytes a vertex in device memory instead: the 8-byte quantized vertex (offsets; cell index
- * | normal index << 16) in quantized_vertices, the texture coordinate in texcoords_q, and a cell
- * table of one word a cell (i | j << 11 | k << 22, or two words, TS_SCENE_WIDE_CELLS, for grids
- * too large for that). The triangle test decodes with decode_quantized_position, the very function
- * the load-time decode runs, so both profiles see bit-identical positions. */
+ * The compact scene-memory profile (TS_SCENE_CELL_VERTICES, worker/render/scene_memory.h) keeps a
+ * quantized vertex in 8 bytes instead (quantized_vertices), its texture coordinate in texcoords_q and
+ * its normal index in normal_indices: the absolute quantized coordinate on each axis (cell * 1024 +
+ * offset; 21, 21 and 22 bits, scene_pack_absolute_vertex), derived at load from the .tpk's offsets and
+ * cell table, so the triangle test decodes with no load beyond the vertex's own. Grids too large for
+ * that (TS_SCENE_WIDE_CELLS) keep the .tpk's 8-byte vertex (offsets; cell index | normal index << 16)
+ * and its two-word cell table (cells). Either way the triangle test decodes with
+ * decode_quantized_position, the very function the load-time decode runs, so both profiles see
+ * bit-identical positions. */
 #ifndef TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #define TESSERA_KERNELS_SCENE_SCENE_VIEW_H
 #include "kernels/base/vec.h"
@@ -34,10 +37,11 @@
 #define TS_PACKED_TRIANGLE_MAX_VERTICES (1u << 21)
 /* Positions decoded in the triangle test from quantized_vertices and cells (the compact profile). */
 #define TS_SCENE_CELL_VERTICES 64u
-/* The cell table holds two words a cell (i | j << 16, k: the .tpk's CELL_TABLE) instead of one. */
+/* The compact profile's vertices are the .tpk's (offsets; cell | normal << 16) with its two-word cell
+ * table (i | j << 16, k), where a cell coordinate lies beyond the absolute vertex's bits. */
 #define TS_SCENE_WIDE_CELLS 128u
-#define TS_CELL_WORD_MAX_IJ 2047u /* one-word cells: i and j below 2^11, k below 2^10 */
-#define TS_CELL_WORD_MAX_K 1023u
+#define TS_ABSOLUTE_MAX_CELL_IJ 2047u /* absolute vertices: i and j below 2^11, k below 2^12 */
+#define TS_ABSOLUTE_MAX_CELL_K 4095u
 /* Packed triangles of a compact-profile scene with more vertices than 21 bits index: each block of
  * TS_TRIANGLE_BLOCK triangles holds offsets from its own base vertex (triangle_bases, the block's
  * lowest index), where every block's vertices lie within 2^21 of it (else triangles keep 12 bytes). */
@@ -85,7 +89,7 @@ typedef struct SceneView {
   TS_GLOBAL const uint* kd_nodes;         /* two 32-bit words per node, see kernels/accel/kdtree_layout.h */
   TS_GLOBAL const uint* kd_leaf_refs;     /* triangle indices of leaves holding two or more */
   TS_GLOBAL const uint* quantized_vertices; /* 2 words per vertex (TS_SCENE_CELL_VERTICES) */
-  TS_GLOBAL const uint* cells;            /* 1 (or 2, TS_SCENE_WIDE_CELLS) words per cell (TS_SCENE_CELL_VERTICES) */
+  TS_GLOBAL const uint* cells;            /* 2 words per cell (TS_SCENE_WIDE_CELLS) */
   TS_GLOBAL const uint* triangle_bases;   /* base vertex per block of triangles (TS_SCENE_TRIANGLE_BASES) */
   float anchor_x, anchor_y, anchor_z, cell_size; /* decode_quantized_position's (TS_SCENE_CELL_VERTICES) */
   float bounds_min_x, bounds_min_y, bounds_min_z;
@@ -189,27 +193,31 @@ TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
   return v;
 }
 
-/* One-word cell of the compact profile's table. */
-TS_FN uint scene_pack_cell(uint i, uint j, uint k) { return i | (j << 11) | (k << 22); }
-
-/* The cell's coordinates as decode_quantized_position takes them: i | j << 16 in x, k in y. */
-TS_FN uint2 scene_cell_coordinates(const SceneView* scene, uint cell) {
-  uint2 c;
-  if (scene_flags(scene) & TS_SCENE_WIDE_CELLS) {
-    c = ts_load_uint2(scene->cells, cell);
-    c.y &= 0xFFFFu;
-  } else {
-    uint w = scene->cells[cell];
-    c.x = (w & 2047u) | (((w >> 11) & 2047u) << 16);
-    c.y = w >> 22;
-  }
-  return c;
+/* A compact-profile vertex from its absolute quantized coordinates (cell * 1024 + offset): x in bits
+ * 0-20, y in 21-41, z in 42-63. */
+TS_FN uint2 scene_pack_absolute_vertex(uint x, uint y, uint z) {
+  uint2 w;
+  w.x = x | (y << 21);
+  w.y = (y >> 11) | (z << 10);
+  return w;
 }
 
-/* A vertex of the compact profile decoded from its words (offsets; cell | normal << 16). */
+/* A vertex of the compact profile decoded from its words: the absolute coordinates, or (wide cells)
+ * the .tpk's offsets and cell | normal << 16 with the cell table. */
 TS_FN float3 scene_decode_cell_vertex(const SceneView* scene, uint2 words) {
-  uint2 c = scene_cell_coordinates(scene, words.y & 0xFFFFu);
-  return decode_quantized_position(words.x, c.x, c.y, scene->anchor_x, scene->anchor_y, scene->anchor_z,
+  uint offsets, cell_ij, cell_k;
+  if (scene_flags(scene) & TS_SCENE_WIDE_CELLS) {
+    uint2 c = ts_load_uint2(scene->cells, words.y & 0xFFFFu);
+    offsets = words.x;
+    cell_ij = c.x;
+    cell_k = c.y & 0xFFFFu;
+  } else {
+    uint x = words.x & 0x1FFFFFu, y = (words.x >> 21) | ((words.y & 0x3FFu) << 11), z = words.y >> 10;
+    offsets = (x & 1023u) | ((y & 1023u) << 10) | ((z & 1023u) << 20);
+    cell_ij = (x >> 10) | ((y >> 10) << 16);
+    cell_k = z >> 10;
+  }
+  return decode_quantized_position(offsets, cell_ij, cell_k, scene->anchor_x, scene->anchor_y, scene->anchor_z,
                                    scene->cell_size);
 }
 
@@ -225,7 +233,7 @@ TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
 
 TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0, float3* p1, float3* p2) {
   uint4 t = scene_triangle_indices(scene, tri);
-  if (scene_flags(scene) & TS_SCENE_CELL_VERTICES) { /* the three vertex loads first, then the cells */
+  if (scene_flags(scene) & TS_SCENE_CELL_VERTICES) { /* the three vertex loads first */
     uint2 w0 = ts_load_uint2(scene->quantized_vertices, t.x), w1 = ts_load_uint2(scene->quantized_vertices, t.y);
     uint2 w2 = ts_load_uint2(scene->quantized_vertices, t.z);
     *p0 = scene_decode_cell_vertex(scene, w0);
@@ -242,8 +250,8 @@ TS_FN void scene_triangle_vertices(const SceneView* scene, uint tri, float3* p0,
 TS_FN float3 scene_vertex_normal(const SceneView* scene, uint vertex) {
   if (scene_flags(scene) & TS_SCENE_NORMALS_QUANTIZED)
   {
-    uint index = (scene_flags(scene) & TS_SCENE_CELL_VERTICES) ? scene->quantized_vertices[2u * vertex + 1u] >> 16
-                                                               : (uint)scene->normal_indices[vertex];
+    uint index = (scene_flags(scene) & TS_SCENE_WIDE_CELLS) ? scene->quantized_vertices[2u * vertex + 1u] >> 16
+                                                             : (uint)scene->normal_indices[vertex];
     TS_GLOBAL const ushort* n = scene->normal_table + 3u * index;
     return make_float3(ts_half_to_float(n), ts_half_to_float(n + 1), ts_half_to_float(n + 2));
   }
