@@ -1,5 +1,6 @@
 // tessera-master: drives a cluster of tessera-worker daemons: poses in, tiles out, frames back.
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -23,6 +24,7 @@
 #include "master/pose/pose_source.h"
 #include "master/session/mode_options.h"
 #include "master/session/render_session.h"
+#include "master/session/scene_clock.h"
 
 namespace {
 
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
   unsigned video_strips = 0;
   unsigned max_samples = 16, max_path_samples = 256;
   float guard_band = 3;
+  double time_scale = 1, scene_time = 0;
   master::WorkerSourcesCli sources;  // --workers, --workers-file, --cluster-file, --discover*, --scene, --secret-file
   master::add_worker_source_options(app, sources);
   app.add_option("--mode", mode, "Render mode: raytrace (Whitted) | pathtrace (stereo VR path tracer) | vct (voxel cone tracing)")
@@ -190,6 +193,12 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", tls_key, "Live session: PEM private key of --tls-cert");
   app.add_option("--token", token, "Live session: the access token in the page's URL (default: 32 random hex characters)");
   app.add_flag("--no-qr", no_qr, "Live session: no QR code of the URL in the terminal");
+  app.add_option("--time-scale", time_scale,
+                 "Scene clock: seconds of scene time a second (0..1000; 0: the clock stands still). Live: of wall time "
+                 "(the page pauses, plays and seeks it); otherwise: of the poses' time")
+      ->capture_default_str();
+  app.add_option("--scene-time", scene_time, "Scene clock: the scene time in seconds of the first frame (animations loop)")
+      ->capture_default_str();
   app.add_flag("--quiet", quiet, "Log only warnings");
   app.add_flag("--no-status", no_status, "No live status line");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
@@ -213,6 +222,8 @@ int main(int argc, char** argv) {
     if (!(ipd >= 0)) throw UsageError("--ipd must not be negative");
     check_fov_option(fov);
     const bool live = !serve.empty();
+    if (!(time_scale >= 0 && time_scale <= master::SceneClock::kMaxTimeScale)) throw UsageError("--time-scale must lie in 0..1000");
+    if (!(std::fabs(scene_time) <= master::SceneClock::kMaxTime)) throw UsageError("--scene-time must be a number of seconds within 1e9 of 0");
     if (live && app.count("--poses")) throw UsageError("--serve takes its poses from the driving page: leave out --poses");
     if (!live && (app.count("--tls-cert") || app.count("--tls-key") || app.count("--token") || app.count("--no-qr")))
       throw UsageError("--tls-cert, --tls-key, --token and --no-qr belong to --serve");
@@ -266,6 +277,8 @@ int main(int argc, char** argv) {
     options.startup_timeout = seconds(startup_timeout, "--startup-timeout");
     options.no_worker_timeout = seconds(no_worker_timeout, "--no-worker-timeout");
     options.wait_for_workers = live;
+    options.time_scale = time_scale;
+    options.scene_time_start = scene_time;
 
     master::LinkOptions link;
     link.secret = net::load_secret(sources.secret_file);

@@ -18,6 +18,7 @@ inline constexpr const char* kEyeViewsFeature = "eye_views";
 inline constexpr const char* kAaSampleFeature = "aa_sample";
 inline constexpr const char* kAuxOutputsFeature = "aux_outputs";  // FrameRequest.aux, TileResult.depth
 inline constexpr const char* kSunOverrideFeature = "sun_override";  // FrameRequest.sun
+inline constexpr const char* kSceneMotionFeature = "scene_motion";  // FrameRequest.scene_time_s, instance_transforms
 
 // "frame_request", "tile_batch", ... for logs and errors; "empty" when no body is set.
 std::string body_name(const wire::Envelope& message);

@@ -156,6 +156,41 @@ Light parse_light(const json& m) {
   return l;
 }
 
+constexpr double kMaxSceneTime = 1e9;    // seconds (the animations' key-time limit)
+constexpr double kMaxPickCoordinate = 1e7;
+constexpr double kMaxInstanceIndex = 65535;  // kMaxInstances - 1 (common/scene/scene_nodes.h)
+constexpr double kMaxMatrixEntry = 1e15;
+
+ClockChange parse_clock(const json& m) {
+  ClockChange c;
+  if (const auto playing = m.find("playing"); playing != m.end()) {
+    if (!playing->is_boolean()) bad("'playing' must be true or false");
+    c.playing = playing->get<bool>();
+  }
+  if (m.contains("time")) c.time = number(m, "time", -kMaxSceneTime, kMaxSceneTime);
+  return c;
+}
+
+Pick parse_pick(const json& m) {
+  Pick p;
+  if (m.contains("id")) p.id = uint64_t(number(m, "id", 0, 9.0e15));
+  p.origin = floats<3>(field(m, "origin"), "origin", kMaxPickCoordinate);
+  p.direction = floats<3>(field(m, "direction"), "direction", kMaxPickCoordinate);
+  const auto& d = p.direction;
+  if (!(double(d[0]) * d[0] + double(d[1]) * d[1] + double(d[2]) * d[2] > 1e-12)) bad("'direction' must not be zero");
+  return p;
+}
+
+Move parse_move(const json& m) {
+  Move move;
+  const double index = number(m, "instance", 0, kMaxInstanceIndex);
+  if (index != std::floor(index)) bad("'instance' must be a whole number");
+  move.instance = uint32_t(index);
+  const json& world = field(m, "transform");
+  if (!world.is_null()) move.world = floats<12>(world, "transform", kMaxMatrixEntry);  // a page's NaN arrives as null: refused
+  return move;
+}
+
 }  // namespace
 
 ClientMessage parse_client_message(const std::string& text) {
@@ -213,6 +248,16 @@ ClientMessage parse_client_message(const std::string& text) {
     try {
       if (t == "place") return parse_place(m);
       return parse_light(m);
+    } catch (const ProtocolError& e) {
+      return RefusedRequest{t, e.what()};
+    }
+  }
+  // Things that move: a value out of range (a NaN serialized as null) is refused, the page stays.
+  if (t == "clock" || t == "pick" || t == "move") {
+    try {
+      if (t == "clock") return parse_clock(m);
+      if (t == "pick") return parse_pick(m);
+      return parse_move(m);
     } catch (const ProtocolError& e) {
       return RefusedRequest{t, e.what()};
     }

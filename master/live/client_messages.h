@@ -60,20 +60,39 @@ struct Light {
   std::optional<Sun> sun;
 };
 
+// Things that move (docs/live-session.md). The scene clock: play or pause it, seek it (any subset).
+struct ClockChange {
+  std::optional<bool> playing;
+  std::optional<double> time;  // seconds, finite, within 1e9 of 0
+};
+// Which instance does this ray (scene space, from the eye through a pixel or a controller's ray) meet
+// first? Answered with a `picked` message to the page that asked; `id` is echoed.
+struct Pick {
+  uint64_t id = 0;
+  std::array<float, 3> origin{}, direction{};  // direction not zero
+};
+// Instance `instance` placed by `world` (object to world, a 3x4 matrix in rows) from the next frame
+// on; none: back to its animated (or packed) placement. The live session checks the matrix (scale 0)
+// and the index against the scene.
+struct Move {
+  uint32_t instance = 0;
+  std::optional<std::array<float, 12>> world;
+};
+
 // A well-formed settings message with a value the master cannot use (a size out of range, ...): the
 // session answers it with an event and the settings still in force, and the page stays connected.
 struct RefusedSettings {
   std::string reason;
 };
 
-// A place or light message with values the master cannot use (not finite, out of range): refused
+// A place, light, clock, pick or move message with values the master cannot use (not finite, out of range): refused
 // with an event, the page stays connected.
 struct RefusedRequest {
   std::string type, reason;
 };
 
-using ClientMessage =
-    std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange, RefusedSettings, Place, Light, RefusedRequest, KeyframeRequest>;
+using ClientMessage = std::variant<Hello, TakeControl, PoseUpdate, Displayed, SettingsChange, RefusedSettings, Place, Light, RefusedRequest,
+                                   KeyframeRequest, ClockChange, Pick, Move>;
 
 ClientMessage parse_client_message(const std::string& text);
 

@@ -26,6 +26,17 @@ void LivePoseSource::set_refinement(uint32_t frames_per_pose, bool jitter) {
   if (wake) wake();
 }
 
+void LivePoseSource::set_moving(bool moving) {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mutex_);
+    if (moving == moving_) return;
+    moving_ = moving;
+    wake = wake_;
+  }
+  if (wake) wake();
+}
+
 void LivePoseSource::close() {
   std::function<void()> wake;
   {
@@ -46,6 +57,14 @@ PoseSource::Offer LivePoseSource::poll() {
     held_->aa_sample = 0;
     issued_ = 1;
     return {held_, false};
+  }
+  if (held_ && moving_) {  // a new instant of the scene: a first sample again
+    PoseSample again = *held_;
+    again.refinement = 0;
+    again.aa_sample = 0;
+    again.acquired = std::chrono::steady_clock::now();
+    issued_ = 1;
+    return {again, false};
   }
   if (!held_ || issued_ >= frames_per_pose_) return {};
   PoseSample refined = *held_;

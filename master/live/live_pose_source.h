@@ -3,6 +3,7 @@
 // a frame starts from the freshest head pose). When the pose holds, the session gets refinements
 // of it instead, up to a limit: more jittered samples (raytrace, vct: aa_sample 1, 2, ...) or more
 // accumulated path samples (pathtrace: the same view again), then nothing until the next pose.
+// While the scene moves, the held pose renders afresh instead (set_moving).
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,10 @@ class LivePoseSource final : public PoseSource {
   // The held pose `pose_id`'s frames reached their cap (the workers' path tracer kept accumulating
   // across a settings change, so counting frames here would overshoot): no more refinements of it.
   void enough_samples(uint64_t pose_id);
+  // The scene moves (its clock plays over animations): the held pose renders afresh, frame after
+  // frame, instead of being refined (samples of different instants must not be averaged). Off: the
+  // last of those frames is refined as any held pose.
+  void set_moving(bool moving);
   void close();  // poll() reports the end
 
   Offer poll() override;
@@ -36,7 +41,7 @@ class LivePoseSource final : public PoseSource {
   std::optional<PoseSample> waiting_, held_;
   uint32_t issued_ = 0;  // frames handed out for held_
   uint32_t frames_per_pose_ = 1;
-  bool jitter_ = false, closed_ = false;
+  bool jitter_ = false, closed_ = false, moving_ = false;
   uint64_t received_ = 0;
   std::function<void()> wake_;
 };

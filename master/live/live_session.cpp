@@ -58,7 +58,9 @@ bool accumulates_here(const std::string& mode) { return mode == "raytrace" || mo
 }  // namespace
 
 LiveSession::LiveSession(LiveOptions options, const SceneFile& scene, const SessionOptions& initial, LivePoseSource& poses)
-    : options_(std::move(options)), scene_(scene), poses_(poses), current_(initial) {
+    : options_(std::move(options)), scene_(scene), poses_(poses), current_(initial), clock_(initial.time_scale, initial.scene_time_start) {
+  if (scene_.instances > 0) picker_ = std::make_unique<ScenePicker>(scene_);
+  poses_.set_moving(clock_.playing() && scene_.animated);
   JpegEncoder check(options_.jpeg_quality);  // refuses a bad quality before anything starts
   if (options_.max_samples < 1 || options_.max_samples > 4096) throw Error("--max-samples must be in 1..4096");
   current_.stereo = current_.stereo || current_.ipd > 0;
@@ -221,17 +223,20 @@ void LiveSession::text(uint64_t connection, const std::string& message) {
     send_text(connection, session_message(connection).dump());  // what is still in force
     return;
   }
+  if (std::holds_alternative<ClockChange>(parsed) || std::holds_alternative<Pick>(parsed) || std::holds_alternative<Move>(parsed))
+    return motion_message(connection, parsed);
   if (std::holds_alternative<Place>(parsed) || std::holds_alternative<Light>(parsed) || std::holds_alternative<RefusedRequest>(parsed)) {
-    if (connection != driver_) {  // a watcher's AR page does not move the driver's scene
+    const auto* refused = std::get_if<RefusedRequest>(&parsed);
+    if (connection != driver_ && !(refused && refused->type == "pick")) {  // a watcher's AR page does not move the driver's scene
+      const std::string what = refused && (refused->type == "clock" || refused->type == "move") ? "the clock and moves" : "place and light";
       send_text(connection, json{{"type", "event"}, {"t", ms_between(started_, Clock::now())},
-                                 {"text", "place and light come from the driving page only"}}.dump());
+                                 {"text", what + " come from the driving page only"}}.dump());
       return;
     }
     if (const auto* p = std::get_if<Place>(&parsed)) return place(*p);
     if (const auto* l = std::get_if<Light>(&parsed)) return light(*l);
-    const auto& refused = std::get<RefusedRequest>(parsed);
-    net::log_warning("live: " + refused.type + " refused: " + refused.reason);
-    event(refused.type + " refused: " + refused.reason);
+    net::log_warning("live: " + refused->type + " refused: " + refused->reason);
+    event(refused->type + " refused: " + refused->reason);
     return;
   }
 }
@@ -261,6 +266,9 @@ void LiveSession::update_frame_options(SessionOptions& options) {
   std::lock_guard lock(mutex_);
   options.aux = aux_;
   options.sun = sun_;
+  options.scene_time = clock_.now();
+  options.instance_transforms.clear();
+  for (const auto& [instance, world] : placed_) options.instance_transforms.push_back({instance, world});
 }
 
 void LiveSession::book_page_times(const Displayed& shown, LiveFrameStats& frame) {
@@ -367,6 +375,7 @@ void LiveSession::frame_completed(const CompletedFrame& frame) {
                 {"owners", frame.owners},
                 {"views", views_json(frame.eyes)},
                 {"guard_band", frame.eyes.guard_band_degrees},
+                {"scene_time", frame.request.scene_time_s()},
                 {"stages",
                  {{"pose_wait", stats.pose_wait_ms}, {"render", stats.render_ms}, {"wire", stats.wire_ms}, {"composite", stats.composite_ms}}}};
   {
@@ -645,6 +654,8 @@ json LiveSession::session_message(uint64_t connection) const {
           {"depth", aux_.depth()},
           {"shadow_catcher", aux_.has_shadow_catcher_height() ? json(aux_.shadow_catcher_height()) : json(nullptr)},
           {"sun", sun_ ? json{{"direction", vec3(sun_->direction())}, {"irradiance", vec3(sun_->irradiance())}} : json(nullptr)}};
+  message["clock"] = clock_json();
+  message["instances"] = picker_ ? picker_->instance_count() : 0;
   message.update(stream_session(connections_.at(connection)));  // "codec" and "stream"
   return message;
 }

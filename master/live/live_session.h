@@ -21,6 +21,8 @@
 #include "master/live/live_pose_source.h"
 #include "master/live/page_stream.h"
 #include "master/live/stream_options.h"
+#include "master/session/scene_clock.h"
+#include "master/session/scene_picker.h"
 #include "master/session/session_observer.h"
 
 namespace tessera::master::live {
@@ -99,6 +101,14 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   void update_depth();                               // mutex_ held: depth while a connected page wants it
   void hand_over_driving(const std::string& former_peer);  // mutex_ held: the driving page left
   void place(const Place& place);                    // mutex_ held
+  // Things that move (live_session_motion.cpp), mutex_ held.
+  void motion_message(uint64_t connection, const ClientMessage& message);  // clock, pick, move
+  void clock_change(const ClockChange& change);
+  void move(const Move& move);
+  void pick(uint64_t connection, const Pick& pick);
+  void scene_moved();  // the held view renders afresh; frames follow one another while animations play
+  nlohmann::json clock_json() const;
+  nlohmann::json moved_json() const;
   void light(const Light& light);                    // mutex_ held
   void send_frame_to_pages(uint64_t frame_id, const std::shared_ptr<const std::string>& plain,
                            const std::shared_ptr<const std::string>& with_depth);  // mutex_ held
@@ -135,6 +145,10 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   // page wants it, the background, the AR shadow catcher and sun.
   wire::AuxOutputs aux_;
   std::optional<wire::SunOverride> sun_;
+  // The scene clock and the instances the pages moved (by index): every frame request carries both.
+  SceneClock clock_;
+  std::map<uint32_t, Transform3x4> placed_;
+  std::unique_ptr<ScenePicker> picker_;  // instanced scenes: the master's host copy, for pick
   std::map<uint64_t, double> pose_times_;  // the driver's recent pose ids -> its clock
   std::map<uint64_t, LiveFrameStats> frames_;
   std::map<uint64_t, Clock::time_point> queued_at_;  // frame messages handed to the server

@@ -66,6 +66,8 @@ void LiveSession::tick() {
                                {"page_mbit_s", page_bytes * 8 / 1e6 / window_s},
                                {"aux", {{"depth_bytes", median(depth_bytes)}, {"alpha_bytes", median(alpha_bytes)}, {"ms", median(aux_ms)}}},
                                {"stream", stream_status()},
+                               {"clock", clock_json()},
+                               {"moved", moved_json()},
                                {"workers", workers}}
                               .dump());
 }

@@ -231,6 +231,7 @@ bool RenderSession::open_next_frame() {
   set_live_view(r, *pose, frame.eyes);
   if (options_.aux.depth() || options_.aux.transparent() || options_.aux.has_shadow_catcher_height()) *r.mutable_aux() = options_.aux;
   if (options_.sun) *r.mutable_sun() = *options_.sun;
+  set_scene_motion(r, frame.pose);
   if (options_.mode == "pathtrace")
     *r.mutable_pathtrace() = options_.pathtrace;
   else if (options_.mode == "vct")
@@ -264,12 +265,17 @@ std::set<int> RenderSession::lacking_features(const wire::FrameRequest& request)
   const bool any_sun = std::any_of(workers_.begin(), workers_.end(), [](const WorkerView& w) { return w.sun_override; });
   const bool alpha = request.has_aux() && (request.aux().transparent() || request.aux().has_shadow_catcher_height());
   const bool sun = request.has_sun();
+  // An older worker would render the packed pose: a frame of a scene that moves goes only to workers
+  // that place its instances (while any does).
+  const bool motion = (scene_.animated && request.scene_time_s() != 0) || request.instance_transforms_size() > 0;
+  const bool any_motion = std::any_of(workers_.begin(), workers_.end(), [](const WorkerView& w) { return w.scene_motion; });
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerView& w = workers_[i];
     const char* missing = views && !w.eye_views                  ? net::kEyeViewsFeature
                           : jitter && !w.aa_sample               ? net::kAaSampleFeature
                           : alpha && any_aux && !w.aux_outputs   ? net::kAuxOutputsFeature
                           : sun && any_sun && !w.sun_override    ? net::kSunOverrideFeature
+                          : motion && any_motion && !w.scene_motion ? net::kSceneMotionFeature
                                                                  : nullptr;
     if (!missing) continue;
     lacking.insert(int(i));
@@ -278,12 +284,28 @@ std::set<int> RenderSession::lacking_features(const wire::FrameRequest& request)
       net::log_warning(w.name + " does not list the " + missing + " feature: it is given no live frames that need it");
     }
   }
+  if (motion && !any_motion && !told_no_motion_) {
+    told_no_motion_ = true;
+    net::log_warning(std::string("no worker lists the ") + net::kSceneMotionFeature +
+                     " feature: live frames show the scene as packed (nothing moves)");
+  }
   if (((alpha && !any_aux) || (sun && !any_sun)) && !told_aux_unsupported_) {
     told_aux_unsupported_ = true;
     net::log_warning(std::string("no worker lists the ") + (alpha && !any_aux ? net::kAuxOutputsFeature : net::kSunOverrideFeature) +
                      " feature: live frames are rendered without it (opaque, the scene's own sun)");
   }
   return lacking;
+}
+
+// Every tile of the frame at one instant of the scene's clock, with the instances the pages moved.
+void RenderSession::set_scene_motion(wire::FrameRequest& r, const PoseSample& pose) const {
+  const double time = options_.scene_time ? *options_.scene_time : options_.scene_time_start + options_.time_scale * pose.time;
+  if (time != 0) r.set_scene_time_s(time);
+  for (const auto& placed : options_.instance_transforms) {
+    auto& t = *r.add_instance_transforms();
+    t.set_instance(placed.instance);
+    for (float v : placed.world.m) t.add_matrix(v);
+  }
 }
 
 // A head pose goes out widened by the guard band only as explicit eye views, which every ready

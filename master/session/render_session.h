@@ -74,6 +74,7 @@ class RenderSession final : private ScheduleOutput {
     bool loopback = false;
     bool eye_views = false, aa_sample = false;  // the live view features it lists (WorkerInfo.features)
     bool aux_outputs = false, sun_override = false;  // the AR features it lists
+    bool scene_motion = false;                        // places instances at the request's time (FrameRequest.scene_time_s)
     std::set<std::string> told_missing;              // features it was warned about once (live frames it is not given)
     double link_bytes_per_ms = 0;  // measured on its tiles (moving average)
     double zstd_ratio = 0;         // wire bytes / pixel bytes of its zstd tiles (moving average)
@@ -93,6 +94,7 @@ class RenderSession final : private ScheduleOutput {
   void supersede(const std::function<bool(const OpenFrame&)>& stale);  // closes the open frames it picks
   bool open_next_frame();
   std::set<int> lacking_features(const wire::FrameRequest& request);  // workers that cannot render it
+  void set_scene_motion(wire::FrameRequest& request, const PoseSample& pose) const;
   bool guard_band_possible();  // every ready worker renders explicit eye views (one warning when not)
   void handle(LinkEvent& event);
   void handle_tile(int worker, wire::TileResult& tile, uint64_t wire_bytes, Clock::time_point received);
@@ -131,7 +133,7 @@ class RenderSession final : private ScheduleOutput {
   SessionObserver* observer_ = nullptr;
   static constexpr std::chrono::seconds kLiveStartGrace{6};  // past the 5 s handshake limit
   Clock::time_point first_ready_{};
-  bool told_aux_unsupported_ = false, told_no_guard_band_ = false;
+  bool told_aux_unsupported_ = false, told_no_guard_band_ = false, told_no_motion_ = false;
   uint64_t superseded_ = 0;  // frames cancelled for a newer pose (refinements) or new settings
   double round_trip_ms_ = 0;  // a tile's trip besides rendering, all workers (moving average)
 };

@@ -35,6 +35,7 @@ void RenderSession::handle(LinkEvent& event) {
         w.aa_sample = std::find(features.begin(), features.end(), net::kAaSampleFeature) != features.end();
         w.aux_outputs = std::find(features.begin(), features.end(), net::kAuxOutputsFeature) != features.end();
         w.sun_override = std::find(features.begin(), features.end(), net::kSunOverrideFeature) != features.end();
+        w.scene_motion = std::find(features.begin(), features.end(), net::kSceneMotionFeature) != features.end();
       }
       choose_encoding(index);
       char load[64];

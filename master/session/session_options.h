@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "common/scene/scene_nodes.h"
 #include "master/schedule/tile_scheduler.h"
 #include "wire.pb.h"
 
@@ -27,6 +29,17 @@ struct SessionOptions {
   // Depth and alpha beside the colour (workers listing aux_outputs); all unset: colour alone, opaque.
   wire::AuxOutputs aux;
   std::optional<wire::SunOverride> sun;     // the scene's sun replaced (workers listing sun_override)
+  // Things that move (FrameRequest.scene_time_s, instance_transforms; workers listing scene_motion).
+  // Offline, a frame's scene time is scene_time_start + time_scale x its pose's time (--scene-time,
+  // --time-scale); a live session sets scene_time from its clock for every frame instead.
+  double scene_time_start = 0;
+  double time_scale = 1;
+  std::optional<double> scene_time;
+  struct PlacedInstance {
+    uint32_t instance = 0;
+    Transform3x4 world;  // object to world, checked (check_transform)
+  };
+  std::vector<PlacedInstance> instance_transforms;  // live: instances the pages moved, by index
   wire::TileEncoding encoding = wire::ZSTD_RGBA8;
   bool compression_auto = false;            // per link: raw on loopback and fast links, else `encoding`
   bool inflight_auto = false;               // dynamic: in-flight depth from each worker's measured round trip

@@ -3,8 +3,10 @@
 import { TimeChart } from './charts.js';
 import { Dashboard } from './dashboard.js';
 import { FlyCamera } from './fly_camera.js';
+import { Grab, cameraRay } from './grab.js';
 import { LiveConnection, inflate, socketUrl } from './protocol.js';
 import { Reprojector, carryEye, withoutGuardBand } from './reproject.js';
+import { ClockControl } from './scene_clock.js';
 import { StreamStats } from './stream_stats.js';
 import { VideoStream, decodableCodecs } from './video_stream.js';
 import { XrDriver, offeredModes } from './xr.js';
@@ -50,6 +52,11 @@ const dashboard = new Dashboard((settings) => {
   if (connection.sendSettings(settings)) dashboard.addEvent(`settings: ${JSON.stringify(settings)}`, 'local');
 });
 
+// Things that move: the scene clock and grabbing objects (the driving page's; a watcher only sees them).
+const clockControl = new ClockControl((message) => driving() && connection.send(message));
+$('grab').checked = params.get('grab') === '1';
+const grab = new Grab((message) => driving() && connection.send(message), (text) => dashboard.addEvent(text, 'local'));
+
 const xr = new XrDriver({
   onPose: ({ position, orientation, views, gaze: xrGaze }) => {
     const id = sendPose(position, orientation, { views, gaze: xrGaze });
@@ -66,6 +73,7 @@ const xr = new XrDriver({
   },
   onLight: (direction, irradiance) => connection.sendLight(direction, irradiance),
   panelLines: (t) => panelLines(t),
+  grab: () => (driving() && $('grab').checked ? grab : null),
   onScale: (factor) => {
     $('ar-scale').value = String(factor);
     $('ar-scale-value').textContent = `${factor.toFixed(2)}x`;
@@ -124,6 +132,7 @@ function onMessage(message) {
     case 'status':
       lastStatus = message;
       dashboard.showStatus(message);
+      clockControl.show(message.clock);
       latencyChart.add(1, performance.now(), message.latency_ms?.median);
       fpsChart.add(1, performance.now(), message.fps);
       break;
@@ -132,6 +141,8 @@ function onMessage(message) {
       recentEvents.unshift(message.text);
       recentEvents.length = Math.min(recentEvents.length, 2);
       break;
+    case 'clock': clockControl.show(message); break;
+    case 'picked': grab.picked(message); break;
     default: break;  // newer masters may add messages; this page ignores them
   }
 }
@@ -161,6 +172,7 @@ function onSession(message) {
     if (arBackground && message.background !== 'transparent') connection.sendSettings({ background: 'transparent' });
   }
   dashboard.showSession(message);
+  clockControl.show(message.clock);
 }
 
 // The scene point that AR tap-to-place stands on the real surface: the middle of the scene's floor
@@ -441,7 +453,23 @@ view.addEventListener('pointerdown', (event) => {
   view.setPointerCapture(event.pointerId);
   pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
   moveStart = pointers.size === 2 ? centroid() : null;
+  if (pointers.size === 1 && $('grab').checked && driving()) {
+    const ray = pointerRay(event);
+    if (ray) grab.begin(ray);
+  } else if (grab.active) {
+    grab.end();  // a second finger: back to moving the camera
+  }
 });
+
+// The ray from the fly camera through the pointer's pixel of the view (the first eye's, in stereo).
+function pointerRay(event) {
+  const rect = frameCanvas.getBoundingClientRect();
+  const eyes = lastFrame?.header.eyes || 1;
+  if (rect.width === 0 || rect.height === 0 || !session?.size) return null;
+  const u = Math.min(((event.clientX - rect.left) / rect.width) * eyes, 1);
+  const v = (event.clientY - rect.top) / rect.height;
+  return cameraRay(camera.position, camera.orientation, camera.fovRadians, session.size[0] / session.size[1], u, v);
+}
 
 view.addEventListener('pointermove', (event) => {
   updateGaze(event);
@@ -450,7 +478,10 @@ view.addEventListener('pointermove', (event) => {
   const dx = event.clientX - last.x;
   const dy = event.clientY - last.y;
   pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
-  if (pointers.size === 1) {
+  if (grab.active) {
+    const ray = pointerRay(event);
+    if (ray) grab.move(ray);
+  } else if (pointers.size === 1) {
     camera.look(dx, dy, frameCanvas.clientHeight);
   } else if (pointers.size === 2 && moveStart) {
     // Two fingers act as a joystick: the further from where they began, the faster (60 px = full).
@@ -462,6 +493,7 @@ view.addEventListener('pointermove', (event) => {
 
 function endPointer(event) {
   if (!pointers.delete(event.pointerId)) return;
+  if (grab.active) grab.end();
   if (pointers.size < 2) {
     moveStart = null;
     camera.padMove = [0, 0, 0];
@@ -571,6 +603,7 @@ function displayFrame(now) {
   const dt = (now - lastLoop) / 1000;
   lastLoop = now;
   drawPending();
+  grab.flush();
   if (!xr.active && driving()) {
     const moved = camera.update(dt);
     if (moved || needPose) {
@@ -594,7 +627,7 @@ function displayFrame(now) {
 }
 
 // For the console and the browser tests: the parts that draw.
-window.tessera = { xr, flatReprojector, camera, videoStream, streamStats };
+window.tessera = { xr, flatReprojector, camera, videoStream, streamStats, grab, clockControl };
 
 // `?codec=jpeg` asks for JPEG frames, `?codec=h264` (vp9, av1) offers only that codec; the master picks
 // among the codecs offered (PROTOCOL.md "Video streams").

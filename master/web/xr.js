@@ -5,6 +5,7 @@
 // cluster's frame rate. In AR the layer is transparent where the scene has nothing, a tap on a real
 // surface places the scene's floor there, and the real light's estimate drives the scene's sun.
 import { add, angleBetween, conjugate, multiply, rotate, scale, subtract, yawOnly } from './quaternion.js';
+import { poseRay } from './grab.js';
 import { Reprojector } from './reproject.js';
 import { XrPanel } from './xr_panel.js';
 
@@ -135,6 +136,7 @@ export class XrDriver {
     });
     session.addEventListener('select', () => this.placeAtHit());
     this.listenForSqueeze();
+    this.listenForGrab();
     session.requestAnimationFrame((t, frame) => this.onXrFrame(t, frame));
   }
 
@@ -232,6 +234,7 @@ export class XrDriver {
     const xrViews = pose.views.slice(0, 2);
     this.updateEyeSize(layer, xrViews[0]);
     if (this.isAr) this.trackAr(frame, t);
+    this.trackGrab(frame);
     const views = xrViews.map((view) => ({ ...this.toScene(view.transform), frustum: frustumFromProjection(view.projectionMatrix) }));
     const viewer = this.toScene(pose.transform);
     if (this.pastDeadBand(viewer, views, t)) {
@@ -350,6 +353,48 @@ export class XrDriver {
     const distance = Math.hypot(...subtract(grips[0], grips[1]));
     if (!this.pinch) this.pinch = { distance, scale: this.sceneScale };
     else if (this.pinch.distance > 0.01) this.setScale(this.pinch.scale * (distance / this.pinch.distance));
+  }
+
+  // Grab (callbacks.grab() gives the page's Grab while grabbing is on): a controller's select (VR; in AR
+  // select places the scene) or a one-hand squeeze picks along its target ray, and the object follows
+  // the ray until that button is let go.
+  listenForGrab() {
+    this.grabSource = null;
+    const start = (event) => {
+      const grab = this.callbacks.grab?.();
+      if (!grab || this.grabSource || event.inputSource.targetRayMode !== 'tracked-pointer') return;
+      if (event.type === 'selectstart' && this.isAr) return;
+      if (event.type === 'squeezestart' && this.squeezing.size > 1) return;  // both hands: scaling
+      const ray = this.targetRay(event.frame, event.inputSource);
+      if (!ray) return;
+      this.grabSource = { source: event.inputSource, end: event.type === 'selectstart' ? 'selectend' : 'squeezeend', grab };
+      grab.begin(ray);
+    };
+    const end = (event) => {
+      if (this.grabSource?.source !== event.inputSource || this.grabSource.end !== event.type) return;
+      this.grabSource.grab.end();
+      this.grabSource = null;
+    };
+    for (const name of ['selectstart', 'squeezestart']) this.session.addEventListener(name, start);
+    for (const name of ['selectend', 'squeezeend']) this.session.addEventListener(name, end);
+  }
+
+  targetRay(frame, source) {
+    const pose = frame?.getPose(source.targetRaySpace, this.space);
+    return pose ? poseRay(this.toScene(pose.transform)) : null;
+  }
+
+  // Once a display frame: the grabbed object follows its controller (or lets go when both hands squeeze).
+  trackGrab(frame) {
+    const held = this.grabSource;
+    if (!held) return;
+    if (held.end === 'squeezeend' && this.squeezing.size > 1) {
+      held.grab.end();
+      this.grabSource = null;
+      return;
+    }
+    const ray = this.targetRay(frame, held.source);
+    if (ray) held.grab.move(ray);
   }
 
   listenForSqueeze() {

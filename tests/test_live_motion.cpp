@@ -1,0 +1,175 @@
+// Things that move in a live session (docs/live-session.md, PROTOCOL.md "Things that move"): the scene
+// clock plays, pauses and seeks; clock, pick and move messages are checked, a bad one is one event and
+// the session goes on; a moving scene renders the held pose afresh instead of refining it; every frame
+// names the scene time it was rendered at.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "common/base/error.h"
+#include "live_test_support.h"
+#include "master/live/client_messages.h"
+#include "master/live/live_pose_source.h"
+#include "master/session/scene_clock.h"
+
+namespace tessera {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace master::live;
+using nlohmann::json;
+using namespace testing::live;
+
+TEST(SceneClock, PlaysAtItsScalePausesAndSeeks) {
+  const auto t0 = master::SceneClock::Clock::time_point{} + 100s;
+  master::SceneClock clock(2.0, 1.5, t0);
+  EXPECT_TRUE(clock.playing());
+  EXPECT_DOUBLE_EQ(clock.now(t0), 1.5);
+  EXPECT_DOUBLE_EQ(clock.now(t0 + 500ms), 2.5);  // two seconds of scene time a second
+  clock.pause(t0 + 1s);
+  EXPECT_FALSE(clock.playing());
+  EXPECT_DOUBLE_EQ(clock.now(t0 + 10s), 3.5);  // held where it was paused
+  clock.seek(0.25, t0 + 10s);
+  EXPECT_DOUBLE_EQ(clock.now(t0 + 20s), 0.25);  // paused: a seek keeps it paused
+  clock.play(t0 + 20s);
+  EXPECT_DOUBLE_EQ(clock.now(t0 + 21s), 2.25);
+  clock.seek(-4, t0 + 21s);  // playing: a seek keeps it playing
+  EXPECT_DOUBLE_EQ(clock.now(t0 + 22s), -2.0);
+
+  master::SceneClock still(0.0, 7.0, t0);  // --time-scale 0: the clock stands still
+  EXPECT_FALSE(still.playing());
+  still.play(t0);
+  EXPECT_FALSE(still.playing());
+  EXPECT_DOUBLE_EQ(still.now(t0 + 1h), 7.0);
+
+  EXPECT_THROW(master::SceneClock(-1.0), Error);
+  EXPECT_THROW(master::SceneClock(1.0, std::nan("")), Error);
+  EXPECT_THROW(clock.seek(2e9), Error);
+  EXPECT_DOUBLE_EQ(clock.now(t0 + 22s), -2.0);  // a refused seek changes nothing
+}
+
+TEST(LiveMotionPieces, ClockPickAndMoveMessagesAreCheckedNotFatal) {
+  const auto clock = std::get<ClockChange>(parse_client_message(R"({"type":"clock","playing":false,"time":2.5})"));
+  EXPECT_EQ(clock.playing, false);
+  EXPECT_EQ(clock.time, 2.5);
+  EXPECT_FALSE(std::get<ClockChange>(parse_client_message(R"({"type":"clock","playing":true})")).time);
+  const auto pick = std::get<Pick>(parse_client_message(R"({"type":"pick","id":7,"origin":[1,2,3],"direction":[0,0,-1]})"));
+  EXPECT_EQ(pick.id, 7u);
+  EXPECT_EQ(pick.origin[2], 3.0f);
+  const auto move = std::get<Move>(parse_client_message(R"({"type":"move","instance":3,"transform":[1,0,0,5, 0,1,0,6, 0,0,1,7]})"));
+  EXPECT_EQ(move.instance, 3u);
+  ASSERT_TRUE(move.world);
+  EXPECT_EQ((*move.world)[7], 6.0f);
+  EXPECT_FALSE(std::get<Move>(parse_client_message(R"({"type":"move","instance":3,"transform":null})")).world);  // back to its animation
+  for (const char* refused : {R"({"type":"clock","time":null})", R"({"type":"clock","time":1e10})", R"({"type":"clock","playing":"yes"})",
+                              R"({"type":"pick","origin":[0,0,0],"direction":[0,0,0]})", R"({"type":"pick","origin":[0,null,0],"direction":[0,0,1]})",
+                              R"({"type":"pick","direction":[0,0,1]})", R"({"type":"move","instance":1,"transform":[1,0,0,0, 0,1,0,0, 0,0,null,0]})",
+                              R"({"type":"move","instance":1,"transform":[1,0,0,0]})", R"({"type":"move","instance":1.5,"transform":null})",
+                              R"({"type":"move","instance":70000,"transform":null})", R"({"type":"move","transform":null})"}) {
+    SCOPED_TRACE(refused);
+    const ClientMessage m = parse_client_message(refused);
+    ASSERT_TRUE(std::holds_alternative<RefusedRequest>(m));
+    EXPECT_FALSE(std::get<RefusedRequest>(m).reason.empty());
+  }
+}
+
+TEST(LiveMotionPieces, MovingSceneRendersTheHeldPoseAfreshInsteadOfRefiningIt) {
+  LivePoseSource source;
+  source.set_refinement(4, true);
+  master::PoseSample pose;
+  pose.id = 5;
+  source.submit(pose);
+  ASSERT_TRUE(source.poll().pose);
+  source.set_moving(true);
+  for (int i = 0; i < 10; ++i) {  // as long as it plays: every frame a first sample of the held pose
+    const auto again = source.poll().pose;
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->id, 5u);
+    EXPECT_EQ(again->refinement, 0u);
+    EXPECT_EQ(again->aa_sample, 0u);
+  }
+  source.set_moving(false);  // paused: the last instant is refined up to the cap
+  for (uint32_t k = 1; k < 4; ++k) {
+    const auto refined = source.poll().pose;
+    ASSERT_TRUE(refined);
+    EXPECT_EQ(refined->refinement, k);
+  }
+  EXPECT_FALSE(source.poll().pose);
+}
+
+// ---- a live master with two workers (the Cornell box: a single-level scene, nothing animated) ----
+
+TEST(LiveMotion, ClockIsPlayedPausedAndSeekedAndFramesNameTheirSceneTime) {
+  LiveMaster m({"--max-samples", "1", "--time-scale", "0.5", "--scene-time", "3"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  const auto first = frame_of_pose(d, 1);
+  ASSERT_TRUE(first) << m.log();
+  EXPECT_GE(first->header["scene_time"].get<double>(), 3.0);
+  EXPECT_LT(first->header["scene_time"].get<double>(), 3.0 + 0.5 * 30);
+
+  d.send_text(R"({"type":"clock","playing":false,"time":1.25})");
+  const auto clock = next_text(d, "clock");
+  ASSERT_TRUE(clock) << m.log();
+  EXPECT_EQ((*clock)["playing"], false);
+  EXPECT_EQ((*clock)["time"], 1.25);
+  EXPECT_EQ((*clock)["scale"], 0.5);
+  EXPECT_EQ((*clock)["animated"], false);
+  // The held pose renders afresh at the new instant.
+  std::optional<FrameMessage> frame;
+  while ((frame = next_frame(d, 10s)) && frame->header["scene_time"] != 1.25) {
+  }
+  ASSERT_TRUE(frame) << m.log();
+  const auto status = next_text(d, "status");
+  ASSERT_TRUE(status) << m.log();
+  EXPECT_EQ((*status)["clock"]["time"], 1.25);
+  EXPECT_EQ((*status)["clock"]["playing"], false);
+  EXPECT_EQ((*status)["moved"], json::array());
+}
+
+TEST(LiveMotion, BadClockAndMovesAreOneEventEachAndTheSessionGoesOn) {
+  LiveMaster m({"--max-samples", "1"});
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {278, 273, -800}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+  for (const char* bad : {R"({"type":"clock","time":null})", R"({"type":"move","instance":0,"transform":[1,0,0,0, 0,1,0,0, 0,0,1,0]})",
+                          R"({"type":"move","instance":0,"transform":[1,0,0,0, 0,null,0,0, 0,0,1,0]})"}) {
+    SCOPED_TRACE(bad);
+    d.send_text(bad);
+    std::optional<json> event;
+    while ((event = next_text(d, "event", 10s)) && (*event)["text"].get<std::string>().find("refused") == std::string::npos) {
+    }
+    ASSERT_TRUE(event) << m.log();
+    const std::string text = (*event)["text"];
+    EXPECT_TRUE(text.rfind("clock refused", 0) == 0 || text.rfind("move refused", 0) == 0) << text;
+  }
+  // A single-level scene has no instance to pick: the answer names none.
+  d.send_text(R"({"type":"pick","id":4,"origin":[278,273,-800],"direction":[0,0,1]})");
+  const auto picked = next_text(d, "picked");
+  ASSERT_TRUE(picked) << m.log();
+  EXPECT_EQ((*picked)["id"], 4);
+  EXPECT_TRUE((*picked)["instance"].is_null());
+  // The session goes on, with nothing more refused.
+  d.send_text(pose_message(2, {300, 273, -800}).dump());
+  bool framed = false, more_refused = false;
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (!framed && std::chrono::steady_clock::now() < end) {
+    const auto msg = d.receive(1s);
+    if (!msg) continue;
+    if (msg->binary) {
+      framed = unpack_frame_message(msg->data).header["pose_id"] == 2;
+    } else {
+      const json j = json::parse(msg->data);
+      more_refused = more_refused || (j["type"] == "event" && j["text"].get<std::string>().find("refused") != std::string::npos);
+    }
+  }
+  EXPECT_TRUE(framed) << m.log();
+  EXPECT_FALSE(more_refused);
+  EXPECT_FALSE(m.master->wait(0ms).has_value());
+}
+
+}  // namespace
+}  // namespace tessera
