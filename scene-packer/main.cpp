@@ -52,6 +52,8 @@ void print_summary(const PackReport& r, const std::string& output) {
               r.kdtree_device_bytes / 1e6, r.texture_device_bytes / 1e6);
   std::printf("  %.1f bytes per triangle (mesh + kd-tree), file %.2f MB\n",
               double(r.mesh_device_bytes + r.kdtree_device_bytes) / double(m.triangles()), r.file_bytes / 1e6);
+  if (m.objects() > 0)
+    std::printf("  %u objects placed by %u instances (each object its own kd-tree)\n", m.objects(), m.instances());
   std::printf("  kd-tree: %llu inner / %llu inner with refs / %llu leaves, depth %u, SAH cost %.2f\n",
               (unsigned long long)r.kdtree.inner_nodes_without_refs, (unsigned long long)r.kdtree.inner_nodes_with_refs,
               (unsigned long long)r.kdtree.leaves, r.kdtree.max_depth, r.kdtree.sah_cost);
@@ -106,6 +108,12 @@ int main(int argc, char** argv) {
   app.add_flag("--paper-tables", options.paper_tables,
                "Also build the standard, Choi and Seo trees at the compact tree's cost and report the kd-tree and\n"
                "scene-compression tables of Seo et al. 2022 (Tables 5a, 5b, 6) in --json's paper_tables");
+  app.add_flag("--instances", options.instances,
+               "Pack a glTF's meshes as objects (each its own kd-tree in object space, stored once however often it is\n"
+               "placed), its nodes as instances, and its animations (docs/instances.md); without it the scene is one\n"
+               "mesh in its pose at time 0");
+  app.add_flag("--keep-obj-groups", options.keep_obj_groups,
+               "Pack an OBJ's groups (g, o) as objects, each its own kd-tree under an identity instance");
   app.add_option("--replicate", replicate, "Copy the scene on a grid, NX,NY,NZ (e.g. 4,3,4 = 48 copies)");
   app.add_option("--max-texture-size", options.max_texture_size, "Halve textures until no side exceeds this")
       ->capture_default_str()->check(CLI::Range(1u, 16384u));

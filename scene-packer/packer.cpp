@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "common/base/error.h"
+#include "common/base/usage_error.h"
 #include "common/base/utf8.h"
 #include "common/base/memory_usage.h"
 #include "common/base/progress.h"
@@ -26,6 +27,7 @@
 #include "common/scene/vertex_records.h"
 #include "scene-packer/compose.h"
 #include "scene-packer/default_lighting.h"
+#include "scene-packer/object_packing.h"
 #include "scene-packer/paper_tables.h"
 #include "scene-packer/replicate.h"
 #include "scene-packer/scene_values.h"
@@ -81,7 +83,8 @@ void refuse_overwriting_other_files(const std::filesystem::path& output) {
 
 bool is_mesh_section(tpk::SectionKind kind) {
   return kind != tpk::KD_NODES && kind != tpk::KD_LEAF_REFS && kind != tpk::KD_NODES_COMPACT &&
-         kind != tpk::KD_LEAF_REFS_COMPACT && kind != tpk::TEXELS;
+         kind != tpk::KD_LEAF_REFS_COMPACT && kind != tpk::TEXELS && kind != tpk::SCENE_OBJECTS &&
+         kind != tpk::SCENE_INSTANCES && kind != tpk::SCENE_NODES;
 }
 
 // The manifest's description of a tree: the build options of `first`, the counts of `stats`.
@@ -112,12 +115,33 @@ PackReport pack_scene(const PackOptions& options) {
   const bool composed_input = options.input.filename().string().ends_with(".scene.txtpb");
   if (composed_input && options.settings)
     throw Error("the input " + options.input.string() + " is a settings file already; drop --settings");
-  TriangleMesh mesh = composed_input ? TriangleMesh{} : load_mesh(options.input, load_options);
   settings::SceneSettings scene_settings;
   const auto settings_path =
       composed_input ? std::optional(options.input) : options.settings ? options.settings : settings_beside(options.input);
+  if (settings_path) scene_settings = read_scene_settings(*settings_path);
+  // Objects and instances where asked for (a glTF's meshes and nodes with --instances, an OBJ's groups
+  // with --keep-obj-groups); a single static object packs as one mesh, byte for byte as without.
+  const std::string input_name = options.input.string();
+  const bool gltf_input = input_name.ends_with(".gltf") || input_name.ends_with(".glb");
+  const bool obj_input = input_name.ends_with(".obj") || input_name.ends_with(".obj.zst");
+  if ((options.instances && !gltf_input) || (options.keep_obj_groups && !obj_input))
+    throw UsageError(options.instances ? "--instances takes a glTF input (.gltf, .glb)" : "--keep-obj-groups takes an OBJ input");
+  load_options.objects = (options.instances || options.keep_obj_groups) && !composed_input;
+  if (load_options.objects && has_composition(scene_settings))
+    throw UsageError(input_name + ": the settings compose a scene of several meshes, which packs flattened: drop --instances / --keep-obj-groups");
+  TriangleMesh mesh = composed_input ? TriangleMesh{} : load_mesh(options.input, load_options);
+  anim::AnimatedScene object_hierarchy;
+  if (load_options.objects) {
+    object_hierarchy = object_nodes(options.input, mesh);
+    if (!worth_instancing(mesh, object_hierarchy)) {
+      load_options.objects = false;
+      mesh = load_mesh(options.input, load_options);
+    }
+  }
+  const bool instanced = load_options.objects;
+  if (instanced && options.replicate != std::array<uint32_t, 3>{1, 1, 1})
+    throw UsageError(input_name + ": --replicate copies one flattened mesh, not an instanced scene");
   if (settings_path) {
-    scene_settings = read_scene_settings(*settings_path);
     apply_scene_settings(scene_settings, mesh);
     if (has_composition(scene_settings)) {
       ComposeOptions compose;
@@ -167,11 +191,16 @@ PackReport pack_scene(const PackOptions& options) {
     kd_options.progress = progress_of(0);
     compact_options.progress = progress_of(1);
   }
+  std::optional<PackedObjects> objects;
+  if (instanced) {  // one tree an object, no compact tree (that profile traverses these)
+    objects = pack_objects(q, mesh.instances, object_hierarchy, options.kdtree, input_name);
+  }
   std::future<PackedKdTree> compact_future;
-  if (options.compact_traversal_cost > 0)
+  if (options.compact_traversal_cost > 0 && !instanced)
     compact_future = std::async(std::launch::async,
                                 [&] { return build_kdtree(q.decoded_positions, q.triangles, compact_options); });
-  PackedKdTree tree = build_kdtree(q.decoded_positions, q.triangles, kd_options);
+  PackedKdTree tree = instanced ? PackedKdTree{std::move(objects->kd_nodes), std::move(objects->kd_leaf_refs), objects->stats}
+                                : build_kdtree(q.decoded_positions, q.triangles, kd_options);
   std::optional<PackedKdTree> compact_tree;
   if (compact_future.valid()) {
     compact_tree = compact_future.get();
@@ -201,6 +230,13 @@ PackReport pack_scene(const PackOptions& options) {
   *m.mutable_bounds()->mutable_min() = vec3(box.min[0], box.min[1], box.min[2]);
   *m.mutable_bounds()->mutable_max() = vec3(box.max[0], box.max[1], box.max[2]);
   *m.mutable_quantization() = q.quantization;
+  if (instanced) {  // bounds above are the objects' own (object space); the instances at time 0 lie here
+    m.set_objects(uint32_t(q.object_first_triangles.size()));
+    m.set_instances(uint32_t(mesh.instances.size()));
+    box = objects->world_bounds;
+    *m.mutable_world_bounds()->mutable_min() = vec3(box.min[0], box.min[1], box.min[2]);
+    *m.mutable_world_bounds()->mutable_max() = vec3(box.max[0], box.max[1], box.max[2]);
+  }
   for (size_t i = 0; i < mesh.materials.size(); ++i) {
     tpk::Material* material = m.add_materials();
     *material = mesh.materials[i];
@@ -279,6 +315,11 @@ PackReport pack_scene(const PackOptions& options) {
   sections.push_back(make_section(tpk::MATERIAL_RUNS, q.material_runs));
   sections.push_back(make_section(tpk::KD_NODES, tree.nodes));
   sections.push_back(make_section(tpk::KD_LEAF_REFS, tree.leaf_refs));
+  if (instanced) {
+    sections.push_back(make_section(tpk::SCENE_OBJECTS, objects->object_words));
+    sections.push_back(make_section(tpk::SCENE_INSTANCES, objects->instance_words));
+    sections.push_back(make_section(tpk::SCENE_NODES, objects->scene_nodes));
+  }
   if (compact_tree) {
     sections.push_back(make_section(tpk::KD_NODES_COMPACT, compact_tree->nodes));
     sections.push_back(make_section(tpk::KD_LEAF_REFS_COMPACT, compact_tree->leaf_refs));
@@ -371,6 +412,8 @@ nlohmann::json report_to_json(const PackReport& r) {
       {"source", m.source()},
       {"triangles", m.triangles()},
       {"vertices", m.vertices()},
+      {"objects", m.objects()},
+      {"instances", m.instances()},
       {"input_triangles", r.input_triangles},
       {"degenerate_triangles_dropped", m.degenerate_triangles_dropped()},
       {"texcoord_triangles_clamped", r.texcoord_triangles_clamped},

@@ -37,6 +37,11 @@ struct PackOptions {
   // 2022, Tables 5 and 6): PackReport::paper_tables.
   bool paper_tables = false;
   std::array<uint32_t, 3> replicate{1, 1, 1};
+  // Objects and instances (docs/instances.md): with instances a glTF's meshes become objects and its
+  // nodes instances, its animations stored; with keep_obj_groups an OBJ's groups become objects.
+  // Otherwise (and for a single static object) the scene is one flattened mesh, as before.
+  bool instances = false;
+  bool keep_obj_groups = false;
   bool load_textures = true;
   uint32_t max_texture_size = 1024;
   int zstd_level = 9;

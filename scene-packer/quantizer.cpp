@@ -286,10 +286,29 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
       kept.push_back(t);
   }
   if (kept.empty()) throw Error("every triangle of the scene is degenerate");
-  // Group by material (stable, so the input order survives inside a group).
+  // Group by material (stable, so the input order survives inside a group); objects stay apart, each
+  // its own run of triangles grouped by material.
+  std::vector<uint32_t> object_of;  // empty without objects
+  if (!mesh.object_first_triangles.empty()) {
+    object_of.resize(mesh.triangle_count());
+    for (size_t o = 0; o < mesh.object_first_triangles.size(); ++o) {
+      const size_t end = o + 1 < mesh.object_first_triangles.size() ? mesh.object_first_triangles[o + 1] : mesh.triangle_count();
+      std::fill(object_of.begin() + mesh.object_first_triangles[o], object_of.begin() + long(end), uint32_t(o));
+    }
+  }
   std::stable_sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
+    if (!object_of.empty() && object_of[a] != object_of[b]) return object_of[a] < object_of[b];
     return mesh.triangle_materials[a] < mesh.triangle_materials[b];
   });
+  if (!object_of.empty()) {
+    out.object_first_triangles.assign(mesh.object_first_triangles.size(), 0);
+    std::vector<uint32_t> kept_of(mesh.object_first_triangles.size(), 0);
+    for (uint32_t t : kept) ++kept_of[object_of[t]];
+    for (size_t o = 0, first = 0; o < kept_of.size(); first += kept_of[o], ++o) {
+      if (kept_of[o] == 0) throw Error("object " + std::to_string(o) + ": every triangle is degenerate");
+      out.object_first_triangles[o] = uint32_t(first);
+    }
+  }
 
   // ---- renumber vertices in first-use order, dropping unused ones ----
   std::vector<uint32_t> new_index(nv, UINT32_MAX);
@@ -308,7 +327,8 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
   }
   for (size_t i = 0; i < kept.size(); ++i) {
     const uint32_t material = mesh.triangle_materials[kept[i]];
-    if (i == 0 || material != mesh.triangle_materials[kept[i - 1]]) {
+    const bool new_object = !object_of.empty() && i > 0 && object_of[kept[i]] != object_of[kept[i - 1]];
+    if (i == 0 || material != mesh.triangle_materials[kept[i - 1]] || new_object) {
       out.material_runs.push_back(static_cast<uint32_t>(i));
       out.material_runs.push_back(material);
     }

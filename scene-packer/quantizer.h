@@ -28,6 +28,9 @@ struct QuantizedMesh {
   std::vector<float> texcoords;
   std::vector<uint16_t> texcoords_quantized;
   std::vector<uint32_t> material_runs;    // first triangle, material index
+  // The first triangle of each object where the mesh has objects (TriangleMesh::object_first_triangles):
+  // an object's triangles stay together, grouped by material within it.
+  std::vector<uint32_t> object_first_triangles;
 
   // What the kernels will decode, xyz per vertex: the kd-tree is built over these.
   std::vector<float> decoded_positions;

@@ -114,6 +114,7 @@ glm::dmat4 local_matrix(const tinygltf::Node& node, const std::string& label) {
 struct MeshInstance {
   int mesh;
   glm::dmat4 world;
+  int node;
 };
 
 tpk::Vec3 vec3(const glm::dvec3& v) {
@@ -144,12 +145,18 @@ constexpr int kMaxNodeDepth = 1024;  // deeper chains are no real scene, and wou
 class GltfSceneBuilder {
  public:
   GltfSceneBuilder(const tinygltf::Model& model, const MeshLoadOptions& options, LoadWarnings& warnings)
-      : model_(model), warnings_(warnings), materials_(model, options.load_textures, options.max_texture_size, warnings) {}
+      : model_(model),
+        warnings_(warnings),
+        materials_(model, options.load_textures, options.max_texture_size, warnings),
+        objects_(options.objects) {}
 
   TriangleMesh build() {
     collect_nodes();
     scan_attributes();
-    for (const MeshInstance& instance : instances_) add_mesh(instance);
+    if (objects_)
+      add_objects();
+    else
+      for (const MeshInstance& instance : instances_) add_mesh(instance);
     finish();
     return std::move(mesh_);
   }
@@ -175,7 +182,8 @@ class GltfSceneBuilder {
     }
     std::vector<bool> visited(model_.nodes.size(), false);
     for (int root : roots) visit(root, glm::dmat4(1.0), visited, 0);
-    if (!model_.animations.empty()) warnings_.add("animations are not supported: the scene is packed at rest");
+    if (!model_.animations.empty() && !objects_)
+      warnings_.add("animations are packed with --instances only: the scene is packed at rest");
   }
 
   void visit(int index, const glm::dmat4& parent, std::vector<bool>& visited, int depth) {
@@ -190,8 +198,9 @@ class GltfSceneBuilder {
     if (node.mesh >= 0) {
       if (size_t(node.mesh) >= model_.meshes.size())
         throw Error(label + " names mesh " + std::to_string(node.mesh) + " of " + std::to_string(model_.meshes.size()));
-      if (glm::determinant(glm::dmat3(world)) == 0.0) warnings_.add("meshes under a zero scale are skipped (they have no area)");
-      else instances_.push_back({node.mesh, world});
+      if (glm::determinant(glm::dmat3(world)) != 0.0) instances_.push_back({node.mesh, world, index});
+      else if (objects_) throw Error(label + ": transform has scale 0 (the object would be flat)");
+      else warnings_.add("meshes under a zero scale are skipped (they have no area)");
       if (node.skin >= 0) warnings_.add("skins are not supported: skinned meshes are packed in their bind pose");
     } else if (node.mesh < -1) {
       throw Error(label + " names mesh " + std::to_string(node.mesh));
@@ -392,6 +401,23 @@ class GltfSceneBuilder {
   }
 
   // Vertex arrays from the welded keys.
+  // Objects mode: each mesh once, in object space, in the order nodes first place it; every node that
+  // places a mesh with triangles an instance of it.
+  void add_objects() {
+    std::vector<int> object_of_mesh(model_.meshes.size(), -2);  // -2: not added yet, -1: no triangles
+    for (const MeshInstance& instance : instances_) {
+      int& object = object_of_mesh[size_t(instance.mesh)];
+      if (object == -2) {
+        const size_t before = mesh_.triangle_materials.size();
+        add_mesh({instance.mesh, glm::dmat4(1.0), instance.node});
+        const size_t added = mesh_.triangle_materials.size() - before;
+        object = added ? int(mesh_.object_first_triangles.size()) : -1;
+        if (added) mesh_.object_first_triangles.push_back(uint32_t(before));
+      }
+      if (object >= 0) mesh_.instances.push_back({uint32_t(instance.node), uint32_t(object)});
+    }
+  }
+
   void finish() {
     for (const VertexKey& key : keys_) {
       mesh_.positions.insert(mesh_.positions.end(), key.v, key.v + 3);
@@ -405,6 +431,7 @@ class GltfSceneBuilder {
   LoadWarnings& warnings_;
   MaterialTable materials_;
   std::vector<MeshInstance> instances_;
+  bool objects_ = false;
   bool any_normals_ = false, any_texcoords_ = false;
   std::unordered_map<VertexKey, uint32_t, VertexKeyHash> weld_;
   std::vector<VertexKey> keys_;

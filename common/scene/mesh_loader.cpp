@@ -152,6 +152,11 @@ TriangleMesh parse_obj(const std::string& text, const std::string& name, const s
   std::vector<uint32_t> missing_normal_vertices;
   for (const auto& shape : shapes) {
     const auto& indices = shape.mesh.indices;
+    if (options.objects && !shape.mesh.num_face_vertices.empty()) {  // each group an object, placed where it is
+      const uint32_t object = uint32_t(mesh.object_first_triangles.size());
+      mesh.object_first_triangles.push_back(uint32_t(mesh.triangle_count()));
+      mesh.instances.push_back({object, object});
+    }
     for (size_t f = 0; f < shape.mesh.num_face_vertices.size(); ++f) {
       uint32_t corner[3];
       for (int c = 0; c < 3; ++c) {

@@ -12,6 +12,10 @@ namespace tessera {
 struct MeshLoadOptions {
   bool load_textures = true;
   uint32_t max_texture_size = 1024;  // larger textures are halved until they fit
+  // Keep objects apart (TriangleMesh::object_first_triangles, instances): a glTF's meshes once each
+  // in object space with the nodes that place them, an OBJ's groups (g) as objects under identity
+  // instances. Off: one flattened mesh in world space.
+  bool objects = false;
 };
 
 TriangleMesh load_mesh(const std::filesystem::path& path, const MeshLoadOptions& options = {});

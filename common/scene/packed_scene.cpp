@@ -10,6 +10,8 @@
 #include "common/scene/kd_compact_layout.h"
 #include "common/scene/mip_chain.h"
 #include "common/scene/normal_table.h"
+#include "common/scene/animation_codec.h"
+#include "common/scene/scene_motion.h"
 #include "common/scene/tpk_sections.h"
 #include "common/scene/vertex_records.h"
 #include "kernels/accel/kdtree_layout.h"
@@ -19,9 +21,11 @@ namespace {
 
 constexpr float kMaxTexcoord = 65536.0f;  // times the widest texture (16384) stays below 2^31
 
-// Children always follow their parent (so traversal cannot loop), every index in range.
+// Children always follow their parent (so traversal cannot loop), every index in range: triangles
+// in [first_triangle, nt) (an object's tree names only its own).
 void validate_kd_tree(std::span<const uint32_t> nodes, std::span<const uint32_t> refs, uint64_t nt,
-                      const std::function<Error(const std::string&)>& fail) {
+                      const std::function<Error(const std::string&)>& fail, uint64_t first_triangle = 0) {
+  auto out_of_range = [&](uint32_t t) { return t >= nt || t < first_triangle; };
   if (nodes.size() < 2 || nodes.size() % 2) throw fail("kd-tree has no nodes");
   const uint64_t slots = nodes.size() / 2;
   std::vector<uint8_t> reached(slots, 0);
@@ -36,11 +40,11 @@ void validate_kd_tree(std::span<const uint32_t> nodes, std::span<const uint32_t>
     const uint32_t w0 = nodes[2 * n], w1 = nodes[2 * n + 1];
     if (kd_node_kind(w0) == TS_KD_LEAF) {
       const uint64_t count = kd_leaf_count(w0);
-      if (count == 1 && w1 >= nt) throw fail("kd-tree leaf triangle out of range");
+      if (count == 1 && out_of_range(w1)) throw fail("kd-tree leaf triangle out of range");
       if (count > 1) {
         if (!range_within(w1, count, refs.size())) throw fail("kd-tree leaf references out of range");
         for (uint64_t i = 0; i < count; ++i)
-          if (refs[w1 + i] >= nt) throw fail("kd-tree leaf triangle out of range");
+          if (out_of_range(refs[w1 + i])) throw fail("kd-tree leaf triangle out of range");
       }
       continue;
     }
@@ -50,7 +54,7 @@ void validate_kd_tree(std::span<const uint32_t> nodes, std::span<const uint32_t>
       if (n + 1 >= slots) throw fail("kd-tree reference slot out of range");
       reached[n + 1] = 1;
       const uint32_t r0 = nodes[2 * (n + 1)], r1 = nodes[2 * (n + 1) + 1];
-      if (r0 >= nt || (ref_count == 2 ? r1 >= nt : r1 != TS_KD_NO_TRIANGLE)) throw fail("kd-tree node reference out of range");
+      if (out_of_range(r0) || (ref_count == 2 ? out_of_range(r1) : r1 != TS_KD_NO_TRIANGLE)) throw fail("kd-tree node reference out of range");
     }
     const uint32_t below = kd_dfs_below_child(n, w0), above = kd_dfs_above_child(w0);
     if (above <= n || below <= n || above >= slots || below >= slots) throw fail("kd-tree child index out of order");
@@ -181,9 +185,14 @@ void PackedScene::validate(const std::string& name) {
     if (!range_within(t.texel_offset(), mip_chain_texels(t.width(), t.height(), texture_levels(t)), texels))
       throw fail("texture '" + t.name() + "' lies outside the texel data");
 
-  // kd-trees: the first, and the compact profile's where the file has one.
-  validate_kd_tree(section_as<uint32_t>(tpk::KD_NODES), section_as<uint32_t>(tpk::KD_LEAF_REFS), nt, fail);
-  kd_nodes_ = make_compact_kd_nodes(section_as<uint32_t>(tpk::KD_NODES), section_as<uint32_t>(tpk::KD_LEAF_REFS));
+  // kd-trees: one an object in an instanced scene; else the first, and the compact profile's where
+  // the file has one.
+  if (manifest_.objects() > 0) {
+    validate_objects(name);
+  } else {
+    validate_kd_tree(section_as<uint32_t>(tpk::KD_NODES), section_as<uint32_t>(tpk::KD_LEAF_REFS), nt, fail);
+    kd_nodes_ = make_compact_kd_nodes(section_as<uint32_t>(tpk::KD_NODES), section_as<uint32_t>(tpk::KD_LEAF_REFS));
+  }
   if (has_compact_tree()) {
     const auto nodes = section_as<uint32_t>(tpk::KD_NODES_COMPACT);
     const auto refs = section_as<uint32_t>(tpk::KD_LEAF_REFS_COMPACT);
@@ -195,6 +204,52 @@ void PackedScene::validate(const std::string& name) {
   if (q.positions())
     compact_vertices_ = make_compact_vertices(section_as<uint32_t>(tpk::QUANTIZED_VERTICES),
                                               section_as<uint32_t>(tpk::CELL_TABLE), compact_cells_wide_);
+}
+
+void PackedScene::validate_objects(const std::string& name) {
+  auto fail = [&](const std::string& what) -> Error { return Error(name + ": invalid scene: " + what); };
+  const auto words = section_as<uint32_t>(tpk::SCENE_OBJECTS);  // 6 words an object (section rules)
+  const auto nodes = section_as<uint32_t>(tpk::KD_NODES);
+  const auto refs = section_as<uint32_t>(tpk::KD_LEAF_REFS);
+  const SceneView view = host_view();  // vertices only: the boxes below
+  uint64_t slot = 0, ref = 0, triangle = 0;
+  for (uint32_t o = 0; o < manifest_.objects(); ++o) {
+    const uint32_t* w = &words[6 * size_t(o)];
+    const std::string label = "object " + std::to_string(o) + ": ";
+    if (w[0] != slot || w[2] != ref || w[4] != triangle || w[1] == 0 || w[5] == 0)
+      throw fail(label + "its ranges do not follow the previous object's");
+    if (!range_within(slot, w[1], nodes.size() / 2) || !range_within(ref, w[3], refs.size()) ||
+        !range_within(triangle, w[5], manifest_.triangles()))
+      throw fail(label + "its ranges lie outside the scene");
+    validate_kd_tree(nodes.subspan(2 * slot, 2 * size_t(w[1])), refs.subspan(ref, w[3]), triangle + w[5],
+                     [&](const std::string& what) { return fail(label + what); }, triangle);
+    SceneObject object;
+    object.kd_node_base = uint32_t(kd_nodes_.size() / 2);
+    object.kd_leaf_ref_base = uint32_t(ref);
+    const std::vector<uint32_t> compact = make_compact_kd_nodes(nodes.subspan(2 * slot, 2 * size_t(w[1])), refs.subspan(ref, w[3]));
+    kd_nodes_.insert(kd_nodes_.end(), compact.begin(), compact.end());
+    for (uint64_t t = triangle; t < triangle + w[5]; ++t)
+      for (int c = 0; c < 3; ++c) {
+        const float3 p = scene_vertex_position(&view, view.triangles[3 * t + c]);
+        object.bounds.extend({p.x, p.y, p.z});
+      }
+    objects_.push_back(object);
+    object_first_triangles_.push_back(uint32_t(triangle));
+    slot += w[1];
+    ref += w[3];
+    triangle += w[5];
+  }
+  if (slot != nodes.size() / 2 || ref != refs.size() || triangle != manifest_.triangles())
+    throw fail("the objects do not cover the scene's kd-trees and triangles");
+  const auto placed = section_as<uint32_t>(tpk::SCENE_INSTANCES);
+  try {
+    scene_nodes_ = anim::decode_animations(section(tpk::SCENE_NODES));
+  } catch (const Error& e) {
+    throw fail(std::string("node hierarchy: ") + e.what());
+  }
+  for (size_t i = 0; i < placed.size() / 2; ++i) instance_sources_.push_back({placed[2 * i], placed[2 * i + 1]});
+  // node and object indices, depth and every instance's transform at time 0 ("<name>: instance N: ...")
+  SceneMotion(scene_nodes_, instance_sources_, std::vector<Aabb>(objects_.size()), name);
 }
 
 bool PackedScene::traverses_compact_tree(SceneMemory memory) const {

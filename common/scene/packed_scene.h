@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "common/scene/gltf_animation.h"
 #include "common/scene/scene_memory.h"
+#include "common/scene/scene_nodes.h"
+#include "common/scene/scene_objects.h"
 #include "common/scene/tpk_file.h"
 #include "kernels/scene/scene_view.h"
 #include "tpk.pb.h"
@@ -58,6 +61,16 @@ class PackedScene {
   std::span<const uint32_t> compact_vertices() const;
   bool compact_cells_wide() const { return compact_cells_wide_; }
 
+  // Instanced scenes (format version 5, docs/instances.md): the objects (each one's root slot in
+  // kd_nodes(), first leaf reference and object-space box), the instances (node, object) and the node
+  // hierarchy with its animations. A scene without objects is single-level: all three are empty.
+  bool instanced() const { return !objects_.empty(); }
+  const std::vector<SceneObject>& objects() const { return objects_; }
+  // The first triangle of each object (its triangles run to the next object's first).
+  const std::vector<uint32_t>& object_first_triangles() const { return object_first_triangles_; }
+  const std::vector<InstanceSource>& instance_sources() const { return instance_sources_; }
+  const anim::AnimatedScene& scene_nodes() const { return scene_nodes_; }
+
   // A SceneView over host memory, for the CPU reference renderer and tests; `memory` picks the
   // vertex form and the tree (compact: TS_SCENE_CELL_VERTICES where positions are quantized).
   SceneView host_view(SceneMemory memory = SceneMemory::fast) const;
@@ -65,6 +78,7 @@ class PackedScene {
 
  private:
   void validate(const std::string& name);  // also builds vertex_records_ and normal_indices_
+  void validate_objects(const std::string& name);  // instanced scenes: objects, their trees, instances, nodes
 
   tpk::Manifest manifest_;
   std::vector<TpkSectionData> sections_;
@@ -75,6 +89,10 @@ class PackedScene {
   std::vector<uint32_t> compact_kd_nodes_;  // empty without a compact tree
   std::vector<uint32_t> compact_vertices_;  // empty where wide
   bool compact_cells_wide_ = false;
+  std::vector<SceneObject> objects_;
+  std::vector<uint32_t> object_first_triangles_;
+  std::vector<InstanceSource> instance_sources_;
+  anim::AnimatedScene scene_nodes_;
   uint64_t content_hash_ = 0;
 };
 

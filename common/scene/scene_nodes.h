@@ -56,6 +56,13 @@ struct Instance {
   Transform3x4 world;
 };
 
+// An instance as a packed scene stores it (SCENE_INSTANCES): the node that places it (an index into
+// the scene's node hierarchy, docs/animation.md) and the object it places.
+struct InstanceSource {
+  uint32_t node = 0;
+  uint32_t object = 0;
+};
+
 // Throws Error("<what>: ...") for a NaN or infinite component, a zero scale or a rotation that is
 // not a unit quaternion.
 void check_node_trs(const NodeTrs& trs, const std::string& what);

@@ -38,7 +38,7 @@ constexpr uint64_t kMaxManifestBytes = 64ull << 20;
 
 std::vector<uint8_t> assemble_tpk(tpk::Manifest& manifest, const std::vector<std::vector<uint8_t>>& stored) {
   if (size_t(manifest.sections_size()) != stored.size()) throw Error("assemble_tpk: one stored frame per section entry");
-  manifest.set_format_version(kTpkFormatVersion);
+  manifest.set_format_version(tpk_version_for(manifest));
   uint64_t offset = 0;
   for (size_t i = 0; i < stored.size(); ++i) {
     tpk::Section* entry = manifest.mutable_sections(int(i));
@@ -57,7 +57,7 @@ std::vector<uint8_t> assemble_tpk(tpk::Manifest& manifest, const std::vector<std
   std::vector<uint8_t> file(kTpkHeaderSize);
   file.reserve(total);
   std::memcpy(file.data(), kTpkMagic, 8);
-  put_u32(file.data() + 8, kTpkFormatVersion);
+  put_u32(file.data() + 8, manifest.format_version());
   put_u32(file.data() + 12, uint32_t(manifest_bytes.size()));
   put_u64(file.data() + 16, hash64(manifest_bytes.data(), manifest_bytes.size()));
   file.insert(file.end(), manifest_bytes.begin(), manifest_bytes.end());

@@ -11,13 +11,19 @@
 namespace tessera {
 
 // 2: interleaved quantized vertices; 3: mip-mapped textures (Texture.mip_levels); 4: a second kd-tree
-// for the compact scene-memory profile (KD_NODES_COMPACT, optional)
-inline constexpr uint32_t kTpkFormatVersion = 4;
+// for the compact scene-memory profile (KD_NODES_COMPACT, optional); 5: objects and instances
+// (SCENE_OBJECTS, SCENE_INSTANCES, SCENE_NODES). A file is written with the oldest version that holds
+// it (tpk_version_for): a scene without objects is a version 4 file, byte for byte as before.
+inline constexpr uint32_t kTpkFormatVersion = 5;
+inline constexpr uint32_t kTpkInstancedVersion = 5;
 // The oldest version still read: version 2 differs only in its textures having no mip levels, and
 // renders with level 0 alone; version 3 has no compact tree (both profiles trace its one tree).
 inline constexpr uint32_t kTpkOldestReadableVersion = 2;
 inline constexpr char kTpkMagic[8] = {'T', 'E', 'S', 'S', 'T', 'P', 'K', '\0'};
 inline constexpr size_t kTpkHeaderSize = 24;
+
+// The version a manifest is written with: kTpkInstancedVersion for a scene with objects, else 4.
+inline uint32_t tpk_version_for(const tpk::Manifest& manifest) { return manifest.objects() > 0 ? kTpkInstancedVersion : 4; }
 
 struct TpkSectionData {
   tpk::SectionKind kind;

@@ -4,6 +4,7 @@
 
 #include "common/base/error.h"
 #include "common/scene/mip_chain.h"
+#include "common/scene/scene_nodes.h"
 
 namespace tessera {
 namespace {
@@ -14,6 +15,8 @@ constexpr uint64_t kKdSlotsPerTriangle = 64, kKdRefsPerTriangle = 64, kKdSlack =
 constexpr uint64_t kMaxTextureSide = 16384;
 constexpr uint64_t kMaxTexels = 0xFFFFFFFFull;  // texel indices are 32-bit on the device
 constexpr uint64_t kMaxCount = 0xFFFFFFF0ull;   // triangles and vertices are 32-bit indices
+constexpr uint64_t kMaxObjects = kMaxInstances;  // an object is worth storing only where placed
+constexpr uint64_t kMaxSceneNodeBytes = 1ull << 29;  // the animation codec checks its own limits within
 
 std::string kind_label(int kind) {
   const std::string known = tpk::SectionKind_IsValid(kind) ? tpk::SectionKind_Name(tpk::SectionKind(kind)) : "";
@@ -30,6 +33,11 @@ SectionRule section_rule(const tpk::Manifest& m, tpk::SectionKind kind, const st
   if (nt == 0 || nv == 0) throw fail("no triangles");
   if (nt > kMaxCount || nv > kMaxCount) throw fail("too many triangles or vertices");
   const auto& q = m.quantization();
+  const bool instanced = m.objects() > 0;
+  if (instanced && m.format_version() < 5) throw fail("objects in a file older than format version 5");
+  if (m.objects() > kMaxObjects || m.objects() > nt) throw fail("bad object count");
+  if (m.instances() > kMaxInstances) throw fail("more than " + std::to_string(kMaxInstances) + " instances, the most a scene may hold");
+  if (m.instances() > 0 && !instanced) throw fail("instances without objects");
   switch (kind) {
     case tpk::TRIANGLES: return exactly(12 * nt, true, 4);
     case tpk::POSITIONS: return q.positions() ? SectionRule{} : exactly(12 * nv, true, 4);
@@ -43,11 +51,14 @@ SectionRule section_rule(const tpk::Manifest& m, tpk::SectionKind kind, const st
     case tpk::TEXCOORDS_QUANTIZED: return q.texcoords() ? exactly(4 * nv, false, 4) : SectionRule{};
     case tpk::KD_NODES: return {true, true, 8, 8, 8 * (kKdSlotsPerTriangle * nt + kKdSlack)};
     case tpk::KD_LEAF_REFS: return {true, false, 4, 0, 4 * (kKdRefsPerTriangle * nt + kKdSlack)};
+    case tpk::SCENE_OBJECTS: return instanced ? exactly(24ull * m.objects(), true, 4) : SectionRule{};
+    case tpk::SCENE_INSTANCES: return instanced ? exactly(8ull * m.instances(), false, 4) : SectionRule{};
+    case tpk::SCENE_NODES: return instanced ? SectionRule{true, true, 1, 12, kMaxSceneNodeBytes} : SectionRule{};
     case tpk::KD_NODES_COMPACT:  // optional: scenes without one trace the first tree in both profiles
-      return m.format_version() >= 4 ? SectionRule{true, false, 8, 8, 8 * (kKdSlotsPerTriangle * nt + kKdSlack)}
+      return m.format_version() >= 4 && !instanced ? SectionRule{true, false, 8, 8, 8 * (kKdSlotsPerTriangle * nt + kKdSlack)}
                                      : SectionRule{};
     case tpk::KD_LEAF_REFS_COMPACT:
-      return m.format_version() >= 4 ? SectionRule{true, false, 4, 0, 4 * (kKdRefsPerTriangle * nt + kKdSlack)}
+      return m.format_version() >= 4 && !instanced ? SectionRule{true, false, 4, 0, 4 * (kKdRefsPerTriangle * nt + kKdSlack)}
                                      : SectionRule{};
     case tpk::MATERIAL_RUNS: return {true, true, 8, 8, 8 * nt};
     case tpk::TEXELS: {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/scene/scene_nodes.h"
 #include "tpk.pb.h"
 
 namespace tessera {
@@ -36,6 +37,11 @@ struct TriangleMesh {
   std::vector<tpk::PointLight> point_lights;
   std::vector<tpk::DirectionalLight> directional_lights;
   std::optional<tpk::Camera> camera;
+  // Loaded with MeshLoadOptions::objects: the first triangle of each object (its triangles run to the
+  // next one's first), and the instances placing them (node: the glTF node, or the object's own index
+  // for OBJ groups). Empty otherwise: one flattened mesh.
+  std::vector<uint32_t> object_first_triangles;
+  std::vector<InstanceSource> instances;
   // What the file holds that the scene cannot show as written, one line each (e.g. "normal maps
   // are not supported"): the packer prints them.
   std::vector<std::string> warnings;
