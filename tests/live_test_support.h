@@ -39,8 +39,11 @@ struct LiveMaster {
 
   // freeze_b: worker b is stopped (SIGSTOP) before the master starts: it accepts connections, says nothing.
   // route_b: the address the master is given for worker b (a relay in front of it), from b's own.
+  // scene: the .tpk the master serves (default: the Cornell box).
   explicit LiveMaster(std::vector<std::string> extra = {}, std::vector<std::string> worker_extra = {"--device", "host", "--threads", "1"},
-                      bool freeze_b = false, std::function<std::string(const std::string&)> route_b = {}) {
+                      bool freeze_b = false, std::function<std::string(const std::string&)> route_b = {},
+                      std::filesystem::path scene = {}) {
+    if (scene.empty()) scene = cornell_tpk();
     write_secret(secret, kClusterSecret);
     std::filesystem::create_directories(scenes);
     std::filesystem::copy_file(cornell_tpk(), scenes / "cornell.tpk");
@@ -50,7 +53,7 @@ struct LiveMaster {
     // The guard band changes the frames' size: tests that want it ask for it.
     if (std::find(extra.begin(), extra.end(), "--guard-band") == extra.end()) extra.insert(extra.end(), {"--guard-band", "0"});
     std::vector<std::string> args{master_binary().string(), "--workers", a->address() + "," + (route_b ? route_b(b->address()) : b->address()), "--scene",
-                                  cornell_tpk().string(), "--secret-file", secret.string(), "--no-status", "--size", "64x48",
+                                  scene.string(), "--secret-file", secret.string(), "--no-status", "--size", "64x48",
                                   "--tile", "32", "--serve", "127.0.0.1:0", "--token", kToken, "--reconnect-interval", "0.5"};
     args.insert(args.end(), extra.begin(), extra.end());
     ScopedEnv config("XDG_CONFIG_HOME", (dir / "config").string());  // the self-signed identity lands here

@@ -12,6 +12,7 @@
 #include "master/live/client_messages.h"
 #include "master/live/live_pose_source.h"
 #include "master/session/scene_clock.h"
+#include "two_cubes_scene.h"
 
 namespace tessera {
 namespace {
@@ -168,6 +169,66 @@ TEST(LiveMotion, BadClockAndMovesAreOneEventEachAndTheSessionGoesOn) {
   }
   EXPECT_TRUE(framed) << m.log();
   EXPECT_FALSE(more_refused);
+  EXPECT_FALSE(m.master->wait(0ms).has_value());
+}
+
+// ---- the two cubes (instanced, one sliding): workers on --device null, which loads instanced scenes
+// and answers every tile with a fixed image, so what is tested is the master's side ----
+
+TEST(LiveMotion, APickedInstanceIsMovedAndEveryWorkerRendersTheNextFramesWithIt) {
+  testing::TempDir scenes("live_cubes");
+  LiveMaster m({"--max-samples", "1", "--time-scale", "0"}, {"--device", "null"}, false, {}, testing::pack_two_cubes(scenes.path()));
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  d.send_text(pose_message(1, {0, 0, 10}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+  // Straight down onto the sliding cube (x = 3 at time 0).
+  d.send_text(R"({"type":"pick","id":1,"origin":[3,10,0],"direction":[0,-1,0]})");
+  const auto picked = next_text(d, "picked");
+  ASSERT_TRUE(picked) << m.log();
+  EXPECT_EQ((*picked)["instance"], 1);
+  EXPECT_NEAR((*picked)["distance"].get<double>(), 9.5, 1e-3);
+  EXPECT_EQ((*picked)["transform"], json({1, 0, 0, 3, 0, 1, 0, 0, 0, 0, 1, 0}));
+  d.send_text(R"({"type":"move","instance":1,"transform":[1,0,0,3, 0,1,0,2, 0,0,1,0]})");
+  // The status names it; the frames after it were rendered by workers that took it (a worker refuses
+  // a bad one as BAD_REQUEST: the frame would be skipped).
+  std::optional<json> status;
+  while ((status = next_text(d, "status", 10s)) && (*status)["moved"].empty()) {
+  }
+  ASSERT_TRUE(status) << m.log();
+  EXPECT_EQ((*status)["moved"], json::parse(R"([{"instance":1,"transform":[1,0,0,3,0,1,0,2,0,0,1,0]}])"));
+  d.send_text(pose_message(2, {0, 0, 11}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 2)) << m.log();
+  // Picked again where it was put: 2 up.
+  d.send_text(R"({"type":"pick","id":2,"origin":[3,10,0],"direction":[0,-1,0]})");
+  const auto again = next_text(d, "picked");
+  ASSERT_TRUE(again) << m.log();
+  EXPECT_EQ((*again)["instance"], 1);
+  EXPECT_NEAR((*again)["distance"].get<double>(), 7.5, 1e-3);
+  // A flat one and an instance the scene lacks: one event each, the cube stays where it was put.
+  for (const char* bad : {R"({"type":"move","instance":1,"transform":[1,0,0,3, 0,0,0,2, 0,0,1,0]})",
+                          R"({"type":"move","instance":2,"transform":[1,0,0,3, 0,1,0,2, 0,0,1,0]})"}) {
+    SCOPED_TRACE(bad);
+    d.send_text(bad);
+    std::optional<json> event;
+    while ((event = next_text(d, "event", 10s)) && (*event)["text"].get<std::string>().find("refused") == std::string::npos) {
+    }
+    ASSERT_TRUE(event) << m.log();
+    EXPECT_TRUE((*event)["text"] == "move refused: instance 1: transform has scale 0 (the object would be flat)" ||
+                (*event)["text"] == "move refused: instance 2: the scene has 2 instances")
+        << (*event)["text"];
+  }
+  status = next_text(d, "status");
+  ASSERT_TRUE(status) << m.log();
+  EXPECT_EQ((*status)["moved"][0]["transform"][7], 2);
+  // Let go: back to its animation.
+  d.send_text(R"({"type":"move","instance":1,"transform":null})");
+  while ((status = next_text(d, "status", 10s)) && !(*status)["moved"].empty()) {
+  }
+  ASSERT_TRUE(status) << m.log();
+  d.send_text(pose_message(3, {0, 0, 12}).dump());
+  ASSERT_TRUE(frame_of_pose(d, 3)) << m.log();
+  EXPECT_EQ(m.log().find(" refused it: "), std::string::npos) << m.log();  // no worker refused a frame
   EXPECT_FALSE(m.master->wait(0ms).has_value());
 }
 

@@ -3,6 +3,7 @@
 #include "common/base/file_io.h"
 #include "common/base/utf8.h"
 #include "common/scene/packed_scene.h"
+#include "common/scene/scene_motion.h"
 #include "common/scene/tpk_file.h"
 
 namespace tessera::master {
@@ -17,6 +18,11 @@ std::shared_ptr<const SceneFile> SceneFile::load(const std::filesystem::path& pa
   scene->name = valid_utf8(path.filename().string());  // travels in a proto3 string
   scene->hash = checked.content_hash();
   scene->manifest = checked.manifest();
+  if (const auto motion = SceneMotion::of_scene(checked, path.string())) {
+    scene->instances = motion->instance_count();
+    scene->animated = motion->animated();
+    scene->duration_s = motion->duration();
+  }
   scene->bytes = std::move(bytes);
   return scene;
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/net/log.h"
+#include "master/live/live_figures.h"
 #include "master/live/live_session.h"
 #include "master/session/scene_picker.h"
 
@@ -13,6 +14,10 @@ namespace tessera::master::live {
 using nlohmann::json;
 
 namespace {
+
+// Instances the pages may hold placed at once: their transforms travel in every frame request, which
+// has 2 MiB (common/net/message_limits.cpp; about 56 bytes a transform).
+constexpr size_t kMaxPlaced = 4096;
 
 json matrix_json(const Transform3x4& t) {
   json m = json::array();
@@ -77,6 +82,10 @@ void LiveSession::move(const Move& move) {
     }
     const auto it = placed_.find(move.instance);
     if (it != placed_.end() && it->second == world) return;
+    if (it == placed_.end() && placed_.size() >= kMaxPlaced) {
+      net::log_warning("live: " + what + ": " + std::to_string(kMaxPlaced) + " instances are placed already");
+      return event(what + ": " + std::to_string(kMaxPlaced) + " instances are placed already (give one back with \"transform\":null)");
+    }
     placed_[move.instance] = world;
   }
   scene_moved();

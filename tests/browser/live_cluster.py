@@ -107,8 +107,9 @@ class LiveCluster:
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         return tpk
 
-    def start_workers(self, count=2, slowdown_ms=0):
-        """`slowdown_ms`: each worker sleeps this long after every tile (a slow cluster)."""
+    def start_workers(self, count=2, slowdown_ms=0, device='host'):
+        """`slowdown_ms`: each worker sleeps this long after every tile (a slow cluster); `device`: the
+        workers' --device (null: a fixed image, for tests of the master's side)."""
         self.secret = self.dir / 'secret'
         self.secret.unlink(missing_ok=True)
         subprocess.run([str(self.build / 'worker' / 'tessera-worker'), '--make-secret', str(self.secret)],
@@ -120,7 +121,7 @@ class LiveCluster:
             scenes.mkdir()
             worker = Process([str(self.build / 'worker/tessera-worker'), '--listen', '127.0.0.1:0', '--port-file', str(port_file),
                               '--scenes', str(scenes), '--secret-file', str(self.secret), '--name', name,
-                              '--device', 'host', '--threads', '1',
+                              '--device', device, '--threads', '1',
                               *(['--slowdown-ms', str(slowdown_ms)] if slowdown_ms else [])], self.dir / f'{name}.log')
             deadline = time.time() + 30
             while not port_file.exists() or not port_file.read_text().strip():
@@ -139,11 +140,11 @@ class LiveCluster:
         for worker in self.workers:
             worker.resume()
 
-    def start_master(self, *extra, size='160x120', tile=40, serve='127.0.0.1:0', guard_band=0, codec='jpeg'):
+    def start_master(self, *extra, size='160x120', tile=40, serve='127.0.0.1:0', guard_band=0, codec='jpeg', scene=None):
         """Starts tessera-master --serve and returns the URL it prints (with the token). The guard band is
         off unless asked for: it renders frames larger than the size asked for. The pages' frames are JPEG
-        unless `codec` says otherwise (auto, h264, vp9, av1)."""
-        tpk = self.pack_cornell()
+        unless `codec` says otherwise (auto, h264, vp9, av1). `scene`: a .tpk (default: the Cornell box)."""
+        tpk = scene or self.pack_cornell()
         env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / 'config'))
         args = [str(self.build / 'master/tessera-master'), '--workers', ','.join(w.address for w in self.workers),
                 '--secret-file', str(self.secret), '--scene', str(tpk), '--serve', serve,

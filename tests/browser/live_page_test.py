@@ -1125,6 +1125,70 @@ def case_bad_messages(c, args):
     wait_for_frame_of_pose(c, pose_messages(c)[-1]['id'])
 
 
+def pack_moving_cube(c):
+    """One animated cube (and the small sphere it carries) around the origin, packed with its nodes as
+    instances (deploy/make-animated-scene, tessera-pack --instances)."""
+    gltf, tpk = c.dir / 'moving.gltf', c.dir / 'moving.tpk'
+    subprocess.run([sys.executable, str(c.source / 'deploy/make-animated-scene'), '--output', str(gltf), '--count', '1',
+                    '--instances', '0', '--center', '0,0,0', '--size', '1', '--spread', '4'],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([str(c.build / 'tessera-pack'), str(gltf), '--instances', '-o', str(tpk)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return tpk
+
+
+def last_status(c):
+    return next((m for m in reversed(c.socket_log('text')) if m.get('type') == 'status'), None)
+
+
+def case_grab(c, args):
+    """With "drag moves objects" on, a mouse drag from the middle of the view picks the object there (the
+    master traces the ray on its copy of the scene) and moves it with the pointer: the master's status
+    names the instance at its new place and frames keep coming. A refused bad transform is one event.
+    (Workers on --device null: what is tested is the page and the master.)"""
+    from selenium.webdriver.common.action_chains import ActionChains
+    tpk = pack_moving_cube(c)
+    c.start_workers(device='null')
+    c.start_master('--time-scale', '0', scene=tpk)
+    c.open_page()
+    c.wait_for('the scene clock on the dashboard', lambda: not c.js("return document.getElementById('scene-clock').hidden"))
+    c.js("document.getElementById('grab').click()")
+    view = c.driver.find_element('id', 'frame-canvas')
+    ActionChains(c.driver).move_to_element(view).click_and_hold().pause(0.5).move_by_offset(30, 0).pause(0.3) \
+        .move_by_offset(30, 0).pause(0.5).release().perform()
+    sent = c.socket_log('sent')
+    pick = next((m for m in sent if m.get('type') == 'pick'), None)
+    assert pick, f'the drag sent no pick\n{c.diagnostics()}'
+    picked = c.wait_for('the master\'s answer to the pick',
+                        lambda: next((m for m in c.socket_log('text') if m.get('type') == 'picked' and m['id'] == pick['id']), None))
+    assert isinstance(picked['instance'], int), f'the ray through the middle of the view met nothing: {picked}'
+    moves = c.wait_for('move messages', lambda: [m for m in c.socket_log('sent') if m.get('type') == 'move'])
+    assert all(m['instance'] == picked['instance'] for m in moves), moves
+    status = c.wait_for('the moved instance in the master\'s status', lambda: (last_status(c) or {}).get('moved'))
+    assert status[0]['instance'] == picked['instance'], status
+    start, now = picked['transform'], status[0]['transform']
+    shift = [now[3] - start[3], now[7] - start[7], now[11] - start[11]]
+    assert math.hypot(*shift) > 1e-3, f'the instance did not move: {start} -> {now}'
+    assert now == moves[-1]['transform'], f'the master holds {now}, the page sent {moves[-1]["transform"]} last'
+    # The grabbed point kept its distance from the eye: it moved across the view, not towards it.
+    eye = pick['origin']
+    before = [p - e for p, e in zip(picked['point'], eye)]
+    after = [p + d - e for p, d, e in zip(picked['point'], shift, eye)]
+    assert abs(math.hypot(*after) - math.hypot(*before)) < 1e-3 * math.hypot(*before), (before, after)
+    # A flat transform from the page: one event, the session goes on.
+    c.js("window.__socketLog.sockets[0].send(JSON.stringify({type: 'move', instance: arguments[0], "
+         "transform: [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]}))", picked['instance'])
+    events = lambda: [m['text'] for m in c.socket_log('text') if m.get('type') == 'event' and 'refused' in m['text']]
+    c.wait_for('the refusal as an event', events)
+    time.sleep(1)
+    assert events() == [f'move refused: instance {picked["instance"]}: transform has scale 0 (the object would be flat)'], events()
+    assert c.master.running(), 'the master exited'
+    assert (last_status(c) or {}).get('moved', [{}])[0].get('transform') == now, 'a refused move changed the instance'
+    c.js("document.getElementById('view').focus()")
+    press(c, 'd', 0.3)
+    wait_for_frame_of_pose(c, pose_messages(c)[-1]['id'])
+
+
 def main():
     return run_case(__doc__, {name[5:]: case for name, case in globals().items() if name.startswith('case_')})
 

@@ -209,6 +209,7 @@ std::shared_ptr<LoadedScene> SceneStore::make_loaded(PackedScene scene, uint64_t
   const SceneMemoryDecision memory = choose_scene_memory(loaded->scene, memory_mode_, renderer_options_);
   loaded->memory = memory.memory;
   loaded->renderer = make_tile_renderer(loaded->scene, renderer_options(*loaded));
+  loaded->motion = SceneMotion::of_scene(loaded->scene, name);
   net::log_info("scene " + name + ": " + memory.summary);
   loaded->load_ms = read_ms + ms_since(start);
   cache_.push_back(loaded);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/scene/packed_scene.h"
+#include "common/scene/scene_motion.h"
 #include "common/scene/tpk_decode_budget.h"
 #include "worker/render/pathtrace_renderer.h"
 #include "worker/render/tile_renderer.h"
@@ -44,6 +45,9 @@ struct LoadedScene {
   double load_ms = 0;
   std::unique_ptr<PathTraceRenderer> pathtrace;  // holds every tile's progressive accumulation
   std::vector<VctGridSlot> vct;                  // most recently used last
+  // Instanced scenes: the instances posed at each frame's instant (worker/daemon/frame_motion.h), by
+  // the render thread before the frame's tiles render; none for a single-level scene.
+  std::optional<SceneMotion> motion;
 };
 
 class SceneStore {

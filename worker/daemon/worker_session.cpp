@@ -139,6 +139,7 @@ void WorkerSession::welcome(wire::Envelope m) {
   info.add_features(net::kAaSampleFeature);
   info.add_features(net::kAuxOutputsFeature);
   info.add_features(net::kSunOverrideFeature);
+  info.add_features(net::kSceneMotionFeature);
   for (auto& entry : context_.scenes.entries()) *info.add_scenes() = entry;
   info.set_max_scene_bytes(context_.config.max_scene_bytes);
   info.set_version(build_description());  // the same text as --version, without the program name
@@ -224,6 +225,7 @@ void WorkerSession::handle_frame_request(const wire::FrameRequest& request) {
       default: frame->settings = raytrace_settings(request.raytrace(), scene_->scene); break;
     }
     frame->sun = sun_override(request);
+    frame->motion = frame_motion(request, scene_->motion ? scene_->motion->instance_count() : 0);
     frame->aux = aux_request(request);
     if (frame->aux.any()) {
       frame->aux_settings = aux_settings(frame->aux, scene_->scene.manifest());

@@ -89,6 +89,7 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession>, public
   bool has_work() const override;
   bool take_batch(Batch& batch);  // with mutex_ held
   void render_batch(Batch& batch);
+  void pose_scene_for(Frame& frame);  // render thread
   // Encoders (or the render thread): encodes a unit's tiles and hands them to the connection.
   void encode_and_send(const std::shared_ptr<Frame>& frame, Unit& unit, Clock::time_point received);
   void forget_pending();

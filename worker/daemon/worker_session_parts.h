@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "worker/daemon/frame_motion.h"
 #include "worker/daemon/frame_setup.h"
 #include "worker/daemon/mode_renderers.h"
 #include "worker/daemon/worker_session.h"
@@ -41,6 +42,7 @@ struct WorkerSession::Frame {
   AuxRequest aux;
   AuxSettings aux_settings{};
   std::optional<SunOverride> sun;  // FrameRequest.sun
+  FrameMotion motion;              // FrameRequest.scene_time_s, instance_transforms
   std::array<CameraParams, 2> aux_cameras{};
   wire::ReplyMode reply = wire::BATCH;
   int zstd_level = kDefaultZstdLevel;
