@@ -121,7 +121,7 @@ class LiveCluster:
             scenes.mkdir()
             worker = Process([str(self.build / 'worker/tessera-worker'), '--listen', '127.0.0.1:0', '--port-file', str(port_file),
                               '--scenes', str(scenes), '--secret-file', str(self.secret), '--name', name,
-                              '--device', device, '--threads', '1',
+                              '--device', device, *(['--threads', '1'] if device == 'host' else []),
                               *(['--slowdown-ms', str(slowdown_ms)] if slowdown_ms else [])], self.dir / f'{name}.log')
             deadline = time.time() + 30
             while not port_file.exists() or not port_file.read_text().strip():
