@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "common/base/error.h"
 #include "common/scene/scene_motion.h"
@@ -32,7 +33,13 @@ FrameMotion frame_motion(const wire::FrameRequest& request, uint32_t instance_co
 }
 
 bool pose_scene(SceneMotion& motion, const FrameMotion& frame) {
-  motion.clear_instance_transforms();
+  // Only what differs changes: an instance held in place frame after frame is no move (clearing and
+  // placing it again would rebuild the top level and restart path-traced accumulation every frame).
+  std::vector<uint8_t> placed(motion.instance_count(), 0);
+  for (const auto& [instance, world] : frame.placed)
+    if (instance < placed.size()) placed[instance] = 1;
+  for (uint32_t i = 0; i < motion.instance_count(); ++i)
+    if (!placed[i] && motion.has_instance_transform(i)) motion.clear_instance_transform(i);
   motion.set_time(frame.time_s);
   for (const auto& [instance, world] : frame.placed) motion.set_instance_transform(instance, world);
   return motion.changed();
