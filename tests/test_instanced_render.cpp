@@ -104,6 +104,23 @@ TEST(InstancedRender, InstanceTransformRendersTheObjectPackedThere) {
   expect_same_png(dir / "moved.png", dir / "there.png");
 }
 
+// PoCL's CPU paths (packets traced lane by lane) and the GPU code path (TESSERA_CPU_PATHS=off) render
+// a moved instanced scene as the host does, colour and depth.
+TEST(InstancedRender, OpenClPathsEqualTheHost) {
+  TempDir dir("render_opencl");
+  pack::pack_scene(instanced_pack_options(write_pair(dir / "moving.gltf", nullptr), dir / "moving.tpk"));
+  const std::string motion = "--time 0.8 --instance-transform 0:0.8,0,0,0.5,0,1.2,0,0,0,0,1,0.5 --depth-out ";
+  ASSERT_EQ(render(dir / "moving.tpk", dir / "host.png", motion + shell_word(dir / "host_depth.png")).exit_code, 0);
+  for (const char* paths : {"", "TESSERA_CPU_PATHS=off "}) {
+    const auto r = run_command(std::string(paths) + render_bin() + shell_word(dir / "moving.tpk") + " -o " + shell_word(dir / "cl.png") +
+                               " --device cpu --size 96x64 --eye 2,3,9 --target 2,0.5,0 " + motion +
+                               shell_word(dir / "cl_depth.png"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    expect_same_png(dir / "cl.png", dir / "host.png");
+    expect_same_png(dir / "cl_depth.png", dir / "host_depth.png");
+  }
+}
+
 TEST(InstancedRender, BadMotionArgumentsAndUntracedModesAreOneError) {
   TempDir dir("render_refused");
   pack::pack_scene(instanced_pack_options(write_pair(dir / "moving.gltf", nullptr), dir / "moving.tpk"));

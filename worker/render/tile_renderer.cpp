@@ -37,11 +37,10 @@ BatchTiming TileRenderer::render_raytrace_batch(const std::array<CameraParams, 2
 void require_single_level(const PackedScene& scene, const std::string& what) {
   if (scene.instanced())
     throw Error("the scene places objects by instances (docs/instances.md), which " + what +
-                " does not trace yet: render it with --device host --mode raytrace, or pack it without --instances");
+                " does not trace yet: render it with --mode raytrace, or pack it without --instances");
 }
 
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options) {
-  if (options.device != "null" && options.device != "host") require_single_level(scene, "the OpenCL raytrace renderer");
   if (options.device == "host") return std::make_unique<HostTileRenderer>(scene, options.host_threads, options.scene_memory);
   if (options.device == "null") return std::make_unique<NullTileRenderer>();
   return std::make_unique<OpenClTileRenderer>(scene, options.device, options.gpu_memory_limit, options.scene_memory);

@@ -96,8 +96,8 @@ struct RendererOptions {
   SceneMemory scene_memory = SceneMemory::fast;  // how the scene lies in memory (common/scene/scene_memory.h)
 };
 
-// The scene must outlive the renderer. An instanced scene renders on the host backend (raytrace,
-// through kernels/accel/scene_trace.h); other devices refuse it with one error.
+// The scene must outlive the renderer. Instanced scenes render in the raytrace mode on every device
+// (kernels/accel/scene_trace.h).
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options);
 
 // Throws Error("<what> ...") for an instanced scene where `what` (a mode or device) does not trace
