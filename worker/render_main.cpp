@@ -21,6 +21,7 @@
 #include "common/render/eye_view.h"
 #include "common/render/shading_data.h"
 #include "common/render/stereo.h"
+#include "common/scene/scene_motion.h"
 #include "worker/render/aa_frame.h"
 #include "worker/render/aux_frame.h"
 #include "worker/render/frame_render.h"
@@ -239,6 +240,13 @@ int main(int argc, char** argv) {
   app.add_option("--sun", sun_text,
                  "Replace the scene's sun (its first directional light; one is added if it has none): DX,DY,DZ,R,G,B, "
                  "the direction the light travels and its irradiance in linear RGB (each 0..1e4)");
+  double scene_time = 0.0;
+  std::vector<std::string> instance_transform_texts;
+  app.add_option("--time", scene_time,
+                 "Scene time in seconds: an instanced scene's animations at that instant (looping; docs/animation.md)");
+  app.add_option("--instance-transform", instance_transform_texts,
+                 "Place instance I by a row-major 3x4 object-to-world matrix, I:m00,m01,m02,m03,m10,...,m23 "
+                 "(repeatable; docs/instances.md)");
   app.add_flag("--json", json, "Print timings and device as JSON");
   if (const auto done = cli::parse(app, argc, argv)) return *done;
   tessera::remove_temporary_files_on_signal();
@@ -333,6 +341,17 @@ int main(int argc, char** argv) {
     check_fov_option(fov);
 
     const PackedScene scene = PackedScene::from_contents(read_tpk(scene_path, scene_decode_budget(renderer_options)), scene_path);
+    std::optional<SceneMotion> motion = SceneMotion::of_scene(scene, scene_path);
+    if (!motion && (app.count("--time") > 0 || !instance_transform_texts.empty()))
+      throw UsageError("--time and --instance-transform need an instanced scene (tessera-pack --instances)");
+    if (!std::isfinite(scene_time)) throw UsageError("--time must be a finite number of seconds");
+    if (motion) {  // where its instances are at that instant, grabbed ones where asked
+      motion->set_time(scene_time);
+      for (const std::string& text : instance_transform_texts) {
+        const InstanceTransform placed = cli::option_value([&] { return parse_instance_transform(text); });
+        motion->set_instance_transform(placed.index, placed.world);
+      }
+    }
     renderer_options.scene_memory = choose_scene_memory(scene, *parse_scene_memory_mode(scene_memory), renderer_options).memory;
     CameraSpec camera_spec;
     camera_spec.pose = pose_from_manifest(scene.manifest().camera());
@@ -385,6 +404,7 @@ int main(int argc, char** argv) {
 
     auto renderer = make_tile_renderer(scene, renderer_options);
     renderer->set_sun(sun);
+    if (motion) renderer->place_instances(motion->top_level());
     ProgressBar bar("render");
     const auto start = std::chrono::steady_clock::now();
     const size_t passes = eyes.size() * aa_samples;

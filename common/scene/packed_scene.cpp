@@ -286,6 +286,7 @@ SceneView PackedScene::host_view(SceneMemory memory) const {
   v.triangle_count = triangle_count();
   v.triangles = section_as<uint32_t>(tpk::TRIANGLES).data();
   if (traverses_compact_tree(memory)) v.flags |= TS_SCENE_NARROW_LEAF_LISTS;
+  if (instanced()) v.flags |= TS_SCENE_INSTANCED;  // the top level is the renderer's (SceneMotion)
   if (cell_vertices) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED | TS_SCENE_CELL_VERTICES | (compact_cells_wide_ ? TS_SCENE_WIDE_CELLS : 0u);
     v.quantized_vertices = compact_vertices().data();

@@ -146,4 +146,40 @@ TS_FN float3 instance_normal_to_world(const InstanceView* view, uint slot, float
       ts_word_float(rec, 2u) * n.x + ts_word_float(rec, 6u) * n.y + ts_word_float(rec, 10u) * n.z));
 }
 
+/* An object-space point in world space: the inverse of the instance's world-to-object transform
+ * (computed here: the record holds world to object alone). Shading takes a hit triangle's corners
+ * to world space with it, so its area, texture footprint and geometric normal are the world's. */
+TS_FN void instance_points_to_world(const InstanceView* view, uint slot, float3* points, uint count) {
+  TS_GLOBAL const uint* rec = view->instances + TS_INSTANCE_WORDS * slot;
+  if (rec[14] & TS_INSTANCE_IDENTITY) return;
+  {
+  float a = ts_word_float(rec, 0u), b = ts_word_float(rec, 1u), c = ts_word_float(rec, 2u);
+  float d = ts_word_float(rec, 4u), e = ts_word_float(rec, 5u), f = ts_word_float(rec, 6u);
+  float g = ts_word_float(rec, 8u), h = ts_word_float(rec, 9u), k = ts_word_float(rec, 10u);
+  float tx = ts_word_float(rec, 3u), ty = ts_word_float(rec, 7u), tz = ts_word_float(rec, 11u);
+  float c0 = e * k - f * h, c1 = c * h - b * k, c2 = b * f - c * e;
+  float inv_det = 1.0f / (a * c0 + d * c1 + g * c2);
+  float i00 = c0 * inv_det, i01 = c1 * inv_det, i02 = c2 * inv_det;
+  float i10 = (f * g - d * k) * inv_det, i11 = (a * k - c * g) * inv_det, i12 = (c * d - a * f) * inv_det;
+  float i20 = (d * h - e * g) * inv_det, i21 = (b * g - a * h) * inv_det, i22 = (a * e - b * d) * inv_det;
+  uint i;
+  for (i = 0u; i < count; ++i) { /* p_world = M^-1 (p_object - t) */
+    float x = points[i].x - tx, y = points[i].y - ty, z = points[i].z - tz;
+    points[i] = make_float3(i00 * x + i01 * y + i02 * z, i10 * x + i11 * y + i12 * z, i20 * x + i21 * y + i22 * z);
+  }
+  }
+}
+
+#ifdef TS_SCENE_INSTANCE_FIELDS
+/* The top level an instanced SceneView carries. */
+TS_FN InstanceView scene_instance_view(const SceneView* scene) {
+  InstanceView view;
+  view.instance_count = scene->instance_count;
+  view.tlas_nodes = scene->tlas_nodes;
+  view.instances = scene->instance_records;
+  view.objects = scene->objects;
+  return view;
+}
+#endif
+
 #endif

@@ -73,6 +73,9 @@ typedef struct Hit {
   uint tri; /* TS_KD_NO_TRIANGLE when nothing was hit */
   float t;
   float u, v; /* barycentrics of vertices 1 and 2, see kernels/geom/triangle.h */
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  uint inst; /* an instanced scene's hit: the instance's slot in the top level (kernels/accel/scene_trace.h) */
+#endif
 } Hit;
 
 /* Clips [*t0, *t1] to one slab of a box; a ray parallel to the slab keeps its interval when its

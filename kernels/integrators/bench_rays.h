@@ -4,6 +4,7 @@
  * float4(t, triangle bits, u, v) with t < 0 for a miss. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_BENCH_RAYS_H
 #define TESSERA_KERNELS_INTEGRATORS_BENCH_RAYS_H
+#include "kernels/accel/scene_trace.h"
 #include "kernels/render/camera_packet.h"
 #include "kernels/render/camera.h"
 #include "kernels/render/rng.h"
@@ -15,7 +16,7 @@ TS_FN float4 bench_hit_record(int found, const Hit* hit) {
 TS_FN float4 bench_trace_primary(const SceneView* scene, const CameraParams* cam, uint x, uint y) {
   Hit hit;
   float3 dir = camera_direction(cam, (float)x + 0.5f, (float)y + 0.5f);
-  int found = kd_intersect_closest(scene, camera_origin(cam), dir, 0.0f, TS_INFINITY, &hit);
+  int found = scene_intersect_closest(scene, camera_origin(cam), dir, 0.0f, TS_INFINITY, &hit);
   return bench_hit_record(found, &hit);
 }
 
@@ -85,7 +86,7 @@ TS_FN uint bench_trace_shadow(const SceneView* scene, const CameraParams* cam, u
                               int facing_only) {
   float3 org, dir;
   if (!bench_shadow_ray(scene, cam, x, y, rec, light, bench_epsilon(scene), facing_only, &org, &dir)) return 2u; /* no ray */
-  return (uint)kd_intersect_any(scene, org, dir, 0.0f, TS_BENCH_SHADOW_TMAX);
+  return (uint)scene_intersect_any(scene, org, dir, 0.0f, TS_BENCH_SHADOW_TMAX);
 }
 
 #ifdef TS_DEVICE_OPENCL
@@ -101,7 +102,7 @@ TS_FN float4 bench_trace_diffuse(const SceneView* scene, const CameraParams* cam
   float3 org, dir;
   Hit hit;
   if (!bench_diffuse_ray(scene, cam, x, y, rec, seed, bench_epsilon(scene), &org, &dir)) return make_float4(-2.0f, 0.0f, 0.0f, 0.0f);
-  return bench_hit_record(kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit), &hit);
+  return bench_hit_record(scene_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit), &hit);
 }
 
 #ifdef TS_KD_CPU
@@ -136,7 +137,7 @@ TS_FN void bench_trace_shadow_block(const SceneView* scene, const CameraParams* 
     rays.tmin[l] = 0.0f;
     rays.tmax[l] = has_ray[l] ? 0.9999f : -1.0f;
   }
-  kd_traverse_packet(scene, &rays, 1, found, hit);
+  scene_trace_packet(scene, &rays, 1, found, hit);
   for (l = 0u; l < TS_SIMD_LANES; ++l)
     if (camera_block_inside(x0, y0, l, cam->width, cam->height))
       occluded[camera_block_y(y0, l) * cam->width + camera_block_x(x0, l)] = has_ray[l] ? (uint)found[l] : 2u;

@@ -2,6 +2,7 @@
  * emissive triangles by area sampling (from their front faces). Returns irradiance / pi, to be multiplied by the albedo. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_DIRECT_LIGHT_H
 #define TESSERA_KERNELS_INTEGRATORS_DIRECT_LIGHT_H
+#include "kernels/accel/scene_trace.h"
 #include "kernels/render/rng.h"
 #include "kernels/shading/surface.h"
 
@@ -22,13 +23,13 @@ TS_FN float3 direct_light(const SceneView* scene, const ShadingContext* ctx, con
       float3 wi = v3_scale(to, inv_d);
       float c = v3_dot(s->ns, wi);
       if (c <= 0.0f || v3_dot(s->ng, wi) <= 0.0f) continue;
-      if (kd_intersect_any(scene, origin, to, 0.0f, 0.9999f)) continue;
+      if (scene_intersect_any(scene, origin, to, 0.0f, 0.9999f)) continue;
       sum = v3_madd(sum, color, c / d2 * TS_INV_PI);
     } else {
       float3 wi = v3_neg(make_float3(l.x, l.y, l.z));
       float c = v3_dot(s->ns, wi);
       if (c <= 0.0f || v3_dot(s->ng, wi) <= 0.0f) continue;
-      if (kd_intersect_any(scene, origin, wi, 0.0f, TS_INFINITY)) continue;
+      if (scene_intersect_any(scene, origin, wi, 0.0f, TS_INFINITY)) continue;
       sum = v3_madd(sum, color, c * TS_INV_PI);
     }
   }
@@ -55,7 +56,7 @@ TS_FN float3 direct_light(const SceneView* scene, const ShadingContext* ctx, con
        * fraction of a millimetre, and the rare bounce ray that found the slit became a firefly. */
       cl = -v3_dot(nl, wi);
       if (cl <= 0.0f) continue;
-      if (kd_intersect_any(scene, origin, to, 0.0f, 0.999f)) continue;
+      if (scene_intersect_any(scene, origin, to, 0.0f, 0.999f)) continue;
       m = ctx->materials[material_of_triangle(ctx->material_runs, ctx->material_run_count, tri)];
       sum = v3_madd(sum, make_float3(m.emission_r, m.emission_g, m.emission_b), cs * cl / d2 * weight);
     }

@@ -27,6 +27,7 @@
  * (kernels/integrators/pathtrace_resolve.h). */
 #ifndef TESSERA_KERNELS_INTEGRATORS_PATHTRACE_H
 #define TESSERA_KERNELS_INTEGRATORS_PATHTRACE_H
+#include "kernels/accel/scene_trace.h"
 #include "kernels/integrators/direct_light.h"
 #include "kernels/integrators/pathtrace_params.h"
 #include "kernels/integrators/whitted.h"
@@ -107,7 +108,7 @@ TS_FN uint pt_reproject_diffuse(const SceneView* scene, const RenderSettings* rs
   if (!pt_project(other, pc, &x, &y)) return TS_PT_NO_TARGET;
   target = pt_tile_index(pt, x, y);
   if (target == TS_PT_NO_TARGET) return target;
-  if (kd_intersect_any(scene, v3_madd(pc, ng, rs->ray_epsilon), to_eye, 0.0f, 1.0f)) return TS_PT_NO_TARGET;
+  if (scene_intersect_any(scene, v3_madd(pc, ng, rs->ray_epsilon), to_eye, 0.0f, 1.0f)) return TS_PT_NO_TARGET;
   return target;
 }
 
@@ -154,7 +155,7 @@ TS_FN uint pt_reproject_mirror(const SceneView* scene, const ShadingContext* ctx
     virt = v3_sub(q, v3_scale(nm, 2.0f * v3_dot(v3_sub(q, m), nm)));
     dir = v3_normalize(v3_sub(virt, eye));
     ++*segments;
-    if (!kd_intersect_closest(scene, eye, dir, 0.0f, TS_INFINITY, &hit)) return TS_PT_NO_TARGET;
+    if (!scene_intersect_closest(scene, eye, dir, 0.0f, TS_INFINITY, &hit)) return TS_PT_NO_TARGET;
     s = surface_at(scene, ctx, dir, &hit);
     if (ctx->materials[s.material].type != TS_MATERIAL_MIRROR) return TS_PT_NO_TARGET;
     m = s.p;
@@ -170,7 +171,7 @@ TS_FN uint pt_reproject_mirror(const SceneView* scene, const ShadingContext* ctx
   if (!(off <= footprint)) return TS_PT_NO_TARGET;
   if (!pt_project(other, m, &x, &y)) return TS_PT_NO_TARGET;
   if (pt_tile_index(pt, x, y) == TS_PT_NO_TARGET) return TS_PT_NO_TARGET;
-  if (kd_intersect_any(scene, v3_madd(m, s.ng, rs->ray_epsilon), to_q, 0.0f, 0.999f)) return TS_PT_NO_TARGET;
+  if (scene_intersect_any(scene, v3_madd(m, s.ng, rs->ray_epsilon), to_q, 0.0f, 0.999f)) return TS_PT_NO_TARGET;
   return pt_tile_index(pt, x, y);
 }
 
@@ -220,7 +221,7 @@ TS_FN PtPrimary pt_trace_primary(const SceneView* scene, const ShadingContext* c
     Hit hit;
     Surface s;
     ++*segments;
-    if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) break;
+    if (!scene_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) break;
     s = surface_at(scene, ctx, dir, &hit);
     if (ctx->materials[s.material].type == TS_MATERIAL_DIFFUSE && surface_albedo(ctx, &s).w < 0.5f) {
       org = v3_madd(s.p, s.ng, -rs->ray_epsilon);
@@ -271,7 +272,7 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
     } else {
       if (segments >= TS_PT_MAX_SEGMENTS) break;
       ++segments;
-      if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) hit.tri = TS_KD_NO_TRIANGLE;
+      if (!scene_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) hit.tri = TS_KD_NO_TRIANGLE;
     }
     if (hit.tri == TS_KD_NO_TRIANGLE) {
       radiance = v3_add(radiance, pt_clamped(v3_mul(throughput, make_float3(rs->background_r, rs->background_g, rs->background_b)), clamp));

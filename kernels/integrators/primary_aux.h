@@ -6,6 +6,7 @@
  * point and directional lights the scene blocks there. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_PRIMARY_AUX_H
 #define TESSERA_KERNELS_INTEGRATORS_PRIMARY_AUX_H
+#include "kernels/accel/scene_trace.h"
 #include "kernels/render/camera.h"
 #include "kernels/shading/surface.h"
 
@@ -48,14 +49,14 @@ TS_FN float aux_blocked_share(const SceneView* scene, const ShadingContext* ctx,
       if (c <= 0.0f) continue;
       weight = power * c / d2;
       if (!(weight > 0.0f)) continue;
-      occluded = kd_intersect_any(scene, origin, to, 0.0f, 0.9999f);
+      occluded = scene_intersect_any(scene, origin, to, 0.0f, 0.9999f);
     } else {
       float3 wi = v3_neg(make_float3(l.x, l.y, l.z));
       float c = v3_dot(n, wi);
       if (c <= 0.0f) continue;
       weight = power * c;
       if (!(weight > 0.0f)) continue;
-      occluded = kd_intersect_any(scene, origin, wi, 0.0f, TS_INFINITY);
+      occluded = scene_intersect_any(scene, origin, wi, 0.0f, TS_INFINITY);
     }
     total += weight;
     if (occluded) blocked += weight;
@@ -73,7 +74,7 @@ TS_FN uint primary_aux_pixel(const SceneView* scene, const ShadingContext* ctx, 
   while (segments++ < TS_AUX_MAX_SEGMENTS) {
     Hit hit;
     MaterialGpu m;
-    if (!kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) break;
+    if (!scene_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit)) break;
     /* Only a diffuse surface with a texture that has alpha can be a cut-out: the rest are opaque,
      * and their depth needs no surface (most hits, so the pass stays a traversal and little more). */
     m = ctx->materials[material_of_triangle(ctx->material_runs, ctx->material_run_count, hit.tri)];

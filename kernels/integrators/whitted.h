@@ -6,6 +6,7 @@
  * shadow rays treat them as opaque. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_WHITTED_H
 #define TESSERA_KERNELS_INTEGRATORS_WHITTED_H
+#include "kernels/accel/scene_trace.h"
 #include "kernels/render/camera_packet.h"
 #include "kernels/integrators/direct_light.h"
 #include "kernels/render/camera.h"
@@ -44,7 +45,7 @@ TS_FN float3 whitted_radiance(const SceneView* scene, const ShadingContext* ctx,
       hit = *primary;
       found = hit.tri != TS_KD_NO_TRIANGLE;
     } else {
-      found = kd_intersect_closest(scene, r.org, r.dir, 0.0f, TS_INFINITY, &hit);
+      found = scene_intersect_closest(scene, r.org, r.dir, 0.0f, TS_INFINITY, &hit);
     }
     if (!found) {
       result = v3_add(result, v3_mul(r.weight, make_float3(rs->background_r, rs->background_g, rs->background_b)));

@@ -3,7 +3,7 @@
  * y0 + l / TS_PACKET_BLOCK_W); lanes at or beyond (x_end, y_end) trace nothing. */
 #ifndef TESSERA_KERNELS_RENDER_CAMERA_PACKET_H
 #define TESSERA_KERNELS_RENDER_CAMERA_PACKET_H
-#include "kernels/accel/kdtree_packet.h"
+#include "kernels/accel/scene_trace_packet.h"
 #include "kernels/render/camera.h"
 #include "kernels/render/packet_block.h"
 
@@ -29,7 +29,7 @@ TS_FN void camera_block_hits(const SceneView* scene, const CameraParams* cam, ui
                              KdPacket* rays, Hit* hits) {
   int found[TS_SIMD_LANES];
   camera_block_packet(cam, x0, y0, x_end, y_end, rays);
-  kd_traverse_packet(scene, rays, 0, found, hits);
+  scene_trace_packet(scene, rays, 0, found, hits);
 }
 #endif
 

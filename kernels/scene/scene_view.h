@@ -49,6 +49,14 @@
 /* The kd-tree's leaf lists may hold 16-bit offsets from their first triangle (TS_KD_NARROW_LIST,
  * kernels/accel/kdtree_layout.h): the compact profile's tree in the default node layout. */
 #define TS_SCENE_NARROW_LEAF_LISTS 512u
+/* An instanced scene (docs/instances.md): rays go through the top level over the instances
+ * (kernels/accel/scene_trace.h) and the kd-tree of each object they reach. The host carries the top
+ * level's pointers in every SceneView; OpenCL programs carry them only when built for an instanced
+ * scene (-D TS_SCENE_INSTANCED_BUILD), so the kernels of single-level scenes stay as they were. */
+#define TS_SCENE_INSTANCED 1024u
+#if !defined(TS_DEVICE_OPENCL) || defined(TS_SCENE_INSTANCED_BUILD)
+#define TS_SCENE_INSTANCE_FIELDS 1
+#endif
 #define TS_TRIANGLE_BLOCK_SHIFT 6u
 #define TS_TRIANGLE_BLOCK (1u << TS_TRIANGLE_BLOCK_SHIFT)
 
@@ -96,6 +104,12 @@ typedef struct SceneView {
   float bounds_max_x, bounds_max_y, bounds_max_z;
 #ifdef TS_KD_LOCAL_STACK_ON
   __local uint* kd_local_stack; /* this work item's slice of the group's stack array, or 0 */
+#endif
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  uint instance_count; /* the top level (TS_SCENE_INSTANCED, kernels/accel/instance_traverse.h) */
+  TS_GLOBAL const uint* tlas_nodes;
+  TS_GLOBAL const uint* instance_records;
+  TS_GLOBAL const uint* objects;
 #endif
 } SceneView;
 

@@ -2,6 +2,7 @@
 #ifndef TESSERA_KERNELS_SHADING_SURFACE_H
 #define TESSERA_KERNELS_SHADING_SURFACE_H
 #include "kernels/accel/kdtree_traverse.h"
+#include "kernels/accel/scene_trace.h"
 #include "kernels/shading/shading_context.h"
 #include "kernels/shading/texture_filter.h"
 
@@ -41,6 +42,7 @@ TS_FN Surface surface_at(const SceneView* scene, const ShadingContext* ctx, floa
   float3 p0, p1, p2;
   float w = 1.0f - hit->u - hit->v;
   scene_triangle_vertices(scene, hit->tri, &p0, &p1, &p2);
+  scene_hit_to_world(scene, hit, &p0, &p1, &p2); /* an instance's triangle where it is placed */
   s.p = v3_add(v3_add(v3_scale(p0, w), v3_scale(p1, hit->u)), v3_scale(p2, hit->v));
   s.ng = v3_normalize(v3_cross(v3_sub(p1, p0), v3_sub(p2, p0)));
   s.cos_view = ts_fabs(v3_dot(s.ng, dir));
@@ -50,7 +52,7 @@ TS_FN Surface surface_at(const SceneView* scene, const ShadingContext* ctx, floa
   if (scene_flags(scene) & TS_SCENE_HAS_NORMALS) {
     float3 n = v3_add(v3_add(v3_scale(scene_vertex_normal(scene, t.x), w), v3_scale(scene_vertex_normal(scene, t.y), hit->u)),
                       v3_scale(scene_vertex_normal(scene, t.z), hit->v));
-    n = v3_normalize(n);
+    n = scene_normal_to_world(scene, hit, v3_normalize(n));
     if (v3_dot(n, s.ng) < 0.0f) n = v3_neg(n);
     s.ns = n;
   }

@@ -8,6 +8,7 @@
  * emitter). Emissive voxels keep no radiance of their own, so cones do not count that light twice. */
 #ifndef TESSERA_KERNELS_VCT_VCT_LIGHT_H
 #define TESSERA_KERNELS_VCT_VCT_LIGHT_H
+#include "kernels/accel/scene_trace.h"
 #include "kernels/integrators/direct_light.h"
 #include "kernels/vct/vct_common.h"
 
@@ -75,11 +76,11 @@ TS_FN uint vct_relight_voxel(const SceneView* scene, const ColorTables* ct, cons
     if (cosine == 0.0f || !(inc.x + inc.y + inc.z > 0.0f)) continue;
     org = v3_madd(s, n, (cosine > 0.0f ? 0.5f : -0.5f) * p->voxel_size);
     if (light.type == TS_VCT_LIGHT_DIRECTIONAL) {
-      if (kd_intersect_any(scene, org, wi, 0.0f, TS_INFINITY)) continue;
+      if (scene_intersect_any(scene, org, wi, 0.0f, TS_INFINITY)) continue;
     } else {
       float3 to = v3_sub(make_float3(light.x, light.y, light.z), org);
       if (v3_dot(to, wi) <= 0.0f) continue;
-      if (kd_intersect_any(scene, org, to, 0.0f, 0.9999f)) continue;
+      if (scene_intersect_any(scene, org, to, 0.0f, 0.9999f)) continue;
     }
     e = v3_madd(e, inc, ts_fabs(cosine));
   }

@@ -13,6 +13,7 @@
  * run them as two kernels: the walk then runs without the registers the cones take. */
 #ifndef TESSERA_KERNELS_VCT_VCT_SHADE_H
 #define TESSERA_KERNELS_VCT_VCT_SHADE_H
+#include "kernels/accel/scene_trace.h"
 #include "kernels/render/camera.h"
 #include "kernels/render/camera_packet.h"
 #include "kernels/render/ray_cone.h"
@@ -52,7 +53,7 @@ TS_FN float vct_ao_reference(const SceneView* scene, float3 p, float3 n, float e
     float u1 = rng_next(rng), u2 = rng_next(rng), r = ts_sqrt(u1), phi = 6.2831853f * u2;
     float3 d = v3_add(v3_add(v3_scale(t, r * ts_cos(phi)), v3_scale(b, r * ts_sin(phi))),
                       v3_scale(n, ts_sqrt(ts_fmax(0.0f, 1.0f - u1))));
-    if (!kd_intersect_any(scene, org, d, 0.0f, distance)) ++open;
+    if (!scene_intersect_any(scene, org, d, 0.0f, distance)) ++open;
   }
   return rays > 0u ? (float)open / (float)rays : 1.0f;
 }
@@ -80,7 +81,7 @@ TS_FN VctSurfaceRecord vct_primary_surface(const SceneView* scene, const Shading
       hit = *primary;
       found = hit.tri != TS_KD_NO_TRIANGLE;
     } else {
-      found = kd_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit);
+      found = scene_intersect_closest(scene, org, dir, 0.0f, TS_INFINITY, &hit);
     }
     if (!found) return vct_surface_radiance(TS_VCT_SURFACE_BACKGROUND, v3_mul(weight, background));
     s = surface_at(scene, ctx, dir, &hit);
@@ -161,8 +162,8 @@ TS_FN float3 vct_shade_surface(const SceneView* scene, const RenderSettings* rs,
     if (vs->preset >= 2u && vs->preset <= 4u) {
       float3 ro = v3_madd(s->p, s->ng, rs->ray_epsilon);
       int blocked = light.type == TS_VCT_LIGHT_DIRECTIONAL
-                        ? kd_intersect_any(scene, ro, wi, 0.0f, TS_INFINITY)
-                        : kd_intersect_any(scene, ro, v3_sub(make_float3(light.x, light.y, light.z), ro), 0.0f, 0.9999f);
+                        ? scene_intersect_any(scene, ro, wi, 0.0f, TS_INFINITY)
+                        : scene_intersect_any(scene, ro, v3_sub(make_float3(light.x, light.y, light.z), ro), 0.0f, 0.9999f);
       shadow = blocked ? 0.0f : 1.0f;
     } else if (vs->preset >= 5u) {
       float reach = TS_INFINITY;

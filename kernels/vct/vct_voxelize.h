@@ -18,6 +18,7 @@
  * facing) closed objects; a floor may close an object from below, as in the Cornell box. */
 #ifndef TESSERA_KERNELS_VCT_VCT_VOXELIZE_H
 #define TESSERA_KERNELS_VCT_VCT_VOXELIZE_H
+#include "kernels/accel/scene_trace.h"
 #include "kernels/shading/surface.h"
 #include "kernels/vct/vct_common.h"
 
@@ -244,7 +245,7 @@ TS_FN void vct_interior_column(const SceneView* scene, const VctGridParams* p, u
   for (iter = 0u; iter < 4096u; ++iter) {
     Hit hit;
     float3 p0, p1, p2;
-    if (!kd_intersect_closest(scene, org, dir, tmin, tmax, &hit)) break;
+    if (!scene_intersect_closest(scene, org, dir, tmin, tmax, &hit)) break;
     scene_triangle_vertices(scene, hit.tri, &p0, &p1, &p2);
     if (v3_get(v3_cross(v3_sub(p1, p0), v3_sub(p2, p0)), axis) > 0.0f) {
       /* back face: the ray leaves an object, so [prev, hit] was inside; voxel k's centre is at (k + 1.5) v */

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <span>
 
+#include "common/base/error.h"
 #include "common/cl/commands.h"
 #include "common/cl/program.h"
 #include "common/render/scene_uploads.h"
+#include "common/scene/scene_motion.h"
+#include "common/scene/scene_objects.h"
 #include "kernels/device/opencl/kernel_params.h"
 
 namespace tessera {
@@ -48,6 +51,28 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
   light_count_ = uint32_t(shading.lights.size());
   scene_lights_ = shading.lights;
   emitter_count_ = uint32_t(shading.emitters.size());
+  if (scene.instanced()) {  // the objects, and the top level as packed (time 0) until placed otherwise
+    if (kd_layout.blocked) throw Error("TESSERA_KD_LAYOUT=" + kd_layout.name() + " does not hold an instanced scene's objects");
+    instanced_ = true;
+    build_options_ += std::string(build_options_.empty() ? "" : " ") + "-D TS_SCENE_INSTANCED_BUILD";
+    const std::vector<uint32_t> words = object_words(scene.objects());
+    objects_ = budget.create("objects", words.size() * 4, cl::BufferAccess::read_only);
+    cl::write_buffer(device, objects_, words.data(), words.size() * 4);
+    device_bytes_ += words.size() * 4;
+    place_instances(device, budget, SceneMotion::of_scene(scene, "scene")->top_level());
+  }
+}
+
+void DeviceScene::place_instances(const cl::Device& device, cl::DeviceMemoryBudget& budget, const TopLevelBvh& top) {
+  if (!instanced_) return;
+  budget.ensure(tlas_nodes_, "top_level", top.nodes.size() * 4, cl::BufferAccess::read_only);
+  budget.ensure(instance_records_, "instances", std::max<size_t>(top.instances.size(), 1) * 4, cl::BufferAccess::read_only);
+  cl::write_buffer(device, tlas_nodes_, top.nodes.data(), top.nodes.size() * 4);
+  if (!top.instances.empty()) cl::write_buffer(device, instance_records_, top.instances.data(), top.instances.size() * 4);
+  instance_count_ = top.instance_count;
+  // The scene's box is the instances' where they are now (ray set-up and epsilons read it).
+  constants_.bounds_min_x = top.bounds.min[0], constants_.bounds_min_y = top.bounds.min[1], constants_.bounds_min_z = top.bounds.min[2];
+  constants_.bounds_max_x = top.bounds.max[0], constants_.bounds_max_y = top.bounds.max[1], constants_.bounds_max_z = top.bounds.max[2];
 }
 
 void DeviceScene::set_lights(const cl::Device& device, cl::DeviceMemoryBudget& budget, std::span<const LightGpu> lights) {
@@ -61,6 +86,12 @@ void DeviceScene::set_lights(const cl::Device& device, cl::DeviceMemoryBudget& b
 cl_uint DeviceScene::set_scene_args(cl::Kernel& kernel, cl_uint first) const {
   kernel.set_arg(first++, constants_);
   for (const auto& b : scene_buffers_) kernel.set_arg(first++, b);
+  if (instanced_) {
+    kernel.set_arg(first++, cl_uint(instance_count_));
+    kernel.set_arg(first++, tlas_nodes_);
+    kernel.set_arg(first++, instance_records_);
+    kernel.set_arg(first++, objects_);
+  }
   return first;
 }
 

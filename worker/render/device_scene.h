@@ -14,6 +14,7 @@
 #include "common/render/shading_data.h"
 #include "common/scene/kd_blocked_layout.h"
 #include "common/scene/packed_scene.h"
+#include "common/scene/top_level_bvh.h"
 
 namespace tessera {
 
@@ -25,8 +26,12 @@ class DeviceScene {
   DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budget, const PackedScene& scene,
               const KdNodeLayout& kd_layout = kd_node_layout_from_environment(), SceneMemory memory = SceneMemory::fast);
 
-  static constexpr cl_uint kSceneArgCount = 14;
+  static constexpr cl_uint kSceneArgCount = 14;  // an instanced scene's programs take 4 more (its top level)
   static constexpr cl_uint kShadingArgCount = 9;
+  // An instanced scene's instances as placed from now on (SceneMotion::top_level()); the top-level
+  // buffers grow through the budget where needed. Nothing for a single-level scene.
+  void place_instances(const cl::Device& device, cl::DeviceMemoryBudget& budget, const TopLevelBvh& top);
+
   // Sets TS_SCENE_PARAMS starting at argument `first`; returns the next argument index.
   cl_uint set_scene_args(cl::Kernel& kernel, cl_uint first = 0) const;
   // Sets TS_SHADING_PARAMS starting at argument `first`; returns the next argument index.
@@ -58,6 +63,9 @@ class DeviceScene {
   std::string build_options_;
   std::vector<cl::Buffer> scene_buffers_;    // in TS_SCENE_PARAMS order (after the constants)
   std::vector<cl::Buffer> shading_buffers_;  // in TS_SHADING_PARAMS order (after the counts)
+  bool instanced_ = false;
+  uint32_t instance_count_ = 0;
+  cl::Buffer tlas_nodes_, instance_records_, objects_;  // an instanced scene's top level and objects
   std::vector<LightGpu> scene_lights_;
   uint32_t material_run_count_ = 0, light_count_ = 0, emitter_count_ = 0;
   uint64_t device_bytes_ = 0;

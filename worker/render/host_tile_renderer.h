@@ -15,9 +15,12 @@ class HostTileRenderer final : public TileRenderer {
                                const AuxSettings& aux, std::span<const BatchTile> tiles, std::span<uint32_t> out,
                                const StopRequested& stop) override;
   void set_sun(const std::optional<SunOverride>& sun) override;
+  void place_instances(const TopLevelBvh& top) override;
 
  private:
   SceneView view_;
+  TopLevelBvh top_;                     // an instanced scene's top level, as placed last
+  std::vector<uint32_t> object_words_;  // its objects (TS_OBJECT_WORDS each)
   ShadingData shading_;
   ShadingContext context_;
   std::vector<LightGpu> scene_lights_;

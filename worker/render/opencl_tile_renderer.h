@@ -25,6 +25,7 @@ class OpenClTileRenderer final : public TileRenderer {
                                     const StopRequested& stop) override;
   bool launches_batches() const override { return batch_kernel_.has_value(); }
   void set_sun(const std::optional<SunOverride>& sun) override;
+  void place_instances(const TopLevelBvh& top) override { scene_.place_instances(device_, budget_, top); }
   BatchTiming render_aux_batch(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
                                const AuxSettings& aux, std::span<const BatchTile> tiles, std::span<uint32_t> out,
                                const StopRequested& stop) override;

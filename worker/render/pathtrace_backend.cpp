@@ -194,6 +194,7 @@ void PathTraceBackend::render_batch(const PtLaunch&, std::span<const PtBatchTile
 }
 
 std::unique_ptr<PathTraceBackend> make_pathtrace_backend(const PackedScene& scene, const RendererOptions& options) {
+  require_single_level(scene, "the pathtrace mode");
   if (options.device == "host") return std::make_unique<HostPathTraceBackend>(scene, options.host_threads, options.scene_memory);
   return std::make_unique<OpenClPathTraceBackend>(scene, options);
 }

@@ -34,12 +34,13 @@ BatchTiming TileRenderer::render_raytrace_batch(const std::array<CameraParams, 2
   return {std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), 0.0};
 }
 
+void require_single_level(const PackedScene& scene, const std::string& what) {
+  if (scene.instanced())
+    throw Error("the scene places objects by instances (docs/instances.md), which " + what +
+                " does not trace yet: render it with --mode raytrace, or pack it without --instances");
+}
+
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options) {
-  // Two-level traversal lives in kernels/accel/instance_traverse.h; the renderers' integrators do not
-  // call it yet, so an instanced scene is refused rather than drawn from its first object alone.
-  if (scene.instanced() && options.device != "null")
-    throw Error("the scene places objects by instances (docs/instances.md), which the renderers do not trace yet; "
-                "pack it without --instances / --keep-obj-groups");
   if (options.device == "host") return std::make_unique<HostTileRenderer>(scene, options.host_threads, options.scene_memory);
   if (options.device == "null") return std::make_unique<NullTileRenderer>();
   return std::make_unique<OpenClTileRenderer>(scene, options.device, options.gpu_memory_limit, options.scene_memory);

@@ -11,6 +11,7 @@
 
 #include "common/render/sun_override.h"
 #include "common/scene/packed_scene.h"
+#include "common/scene/top_level_bvh.h"
 #include "kernels/device/cpu/primary_aux_cpu.h"
 #include "kernels/device/cpu/raytrace_cpu.h"
 
@@ -81,6 +82,11 @@ class TileRenderer {
   // sun_override.h; none: the scene's own lights). The lights the kernels read are rewritten only
   // when this changes them.
   virtual void set_sun(const std::optional<SunOverride>& sun) = 0;
+
+  // An instanced scene's instances as placed from now on (common/scene/scene_motion.h: call with
+  // SceneMotion::top_level() when changed()). Renderers of single-level scenes ignore it; the renderer
+  // keeps its own copy.
+  virtual void place_instances(const TopLevelBvh& top) {}
 };
 
 struct RendererOptions {
@@ -90,7 +96,12 @@ struct RendererOptions {
   SceneMemory scene_memory = SceneMemory::fast;  // how the scene lies in memory (common/scene/scene_memory.h)
 };
 
-// The scene must outlive the renderer.
+// The scene must outlive the renderer. Instanced scenes render in the raytrace mode on every device
+// (kernels/accel/scene_trace.h).
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options);
+
+// Throws Error("<what> ...") for an instanced scene where `what` (a mode or device) does not trace
+// instances yet: nothing is drawn from the first object alone.
+void require_single_level(const PackedScene& scene, const std::string& what);
 
 }  // namespace tessera

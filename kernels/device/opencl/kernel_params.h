@@ -13,7 +13,23 @@ typedef struct ShadingCounts {
   uint pad;
 } ShadingCounts;
 
-/* 14 arguments. The scene and shading buffers are read-only and never written through another
+/* An instanced scene's programs (-D TS_SCENE_INSTANCED_BUILD, worker/render/device_scene.h) take
+ * its top level after the scene's buffers: 4 arguments more. */
+#ifdef TS_SCENE_INSTANCED_BUILD
+#define TS_SCENE_INSTANCE_PARAMS                                                                     \
+  , const uint scene_instance_count, __global const uint *restrict scene_tlas_nodes,                \
+      __global const uint *restrict scene_instance_records, __global const uint *restrict scene_objects
+#define TS_SCENE_INSTANCE_VIEW(view)              \
+  view.instance_count = scene_instance_count;     \
+  view.tlas_nodes = scene_tlas_nodes;             \
+  view.instance_records = scene_instance_records; \
+  view.objects = scene_objects
+#else
+#define TS_SCENE_INSTANCE_PARAMS
+#define TS_SCENE_INSTANCE_VIEW(view) (void)0
+#endif
+
+/* 14 arguments (18 for an instanced scene). The scene and shading buffers are read-only and never written through another
  * argument, so they are declared restrict: that lets GPUs load them through the read-only cache. */
 #define TS_SCENE_PARAMS                                                                               \
   const SceneConstants scene_constants, __global const uint *restrict triangles,                     \
@@ -22,7 +38,7 @@ typedef struct ShadingCounts {
       __global const ushort *restrict normal_table, __global const float *restrict texcoords,        \
       __global const ushort *restrict texcoords_q, __global const uint *restrict kd_nodes,           \
       __global const uint *restrict kd_leaf_refs, __global const uint *restrict quantized_vertices,  \
-      __global const uint *restrict cells, __global const uint *restrict triangle_bases
+      __global const uint *restrict cells, __global const uint *restrict triangle_bases TS_SCENE_INSTANCE_PARAMS
 
 /* 9 arguments */
 #define TS_SHADING_PARAMS                                                                             \
@@ -62,7 +78,8 @@ typedef struct ShadingCounts {
   view.kd_leaf_refs = kd_leaf_refs;                  \
   view.quantized_vertices = quantized_vertices;      \
   view.cells = cells;                                \
-  view.triangle_bases = triangle_bases
+  view.triangle_bases = triangle_bases;              \
+  TS_SCENE_INSTANCE_VIEW(view)
 
 #define TS_SHADING_CONTEXT(ctx)                                       \
   ShadingContext ctx;                                                 \
