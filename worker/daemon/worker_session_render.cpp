@@ -94,13 +94,13 @@ RenderWork::Step WorkerSession::run_step() {
 }
 
 // Every tile of a frame shows its instant: the scene's instances are posed before each of its batches
-// (a no-op after the first; the render thread is the only one that poses them), and the renderers
-// read the posed top level. Anything that moved restarts the path-traced accumulation of every tile:
-// its samples so far estimate another image (the whole scene's, not only what is in view).
+// (a no-op after the first; the render thread is the only one that poses them), and the renderer
+// takes the rebuilt top level. Anything that moved restarts the path-traced accumulation of every
+// tile: its samples so far estimate another image (the whole scene's, not only what is in view).
 void WorkerSession::pose_scene_for(Frame& frame) {
   LoadedScene& scene = *frame.scene;
   if (!scene.motion || !pose_scene(*scene.motion, frame.motion)) return;
-  scene.motion->top_level();  // rebuilt once, here, for the frame's batches
+  scene.renderer->place_instances(scene.motion->top_level());
   if (scene.pathtrace) scene.pathtrace->cache().clear();
 }
 
