@@ -1144,14 +1144,16 @@ def last_status(c):
 def case_grab(c, args):
     """With "drag moves objects" on, a mouse drag from the middle of the view picks the object there (the
     master traces the ray on its copy of the scene) and moves it with the pointer: the master's status
-    names the instance at its new place and frames keep coming. A refused bad transform is one event.
-    (Workers on --device null: what is tested is the page and the master.)"""
+    names the instance at its new place, the page shows it moved, and frames keep coming. A refused bad
+    transform is one event."""
     from selenium.webdriver.common.action_chains import ActionChains
     tpk = pack_moving_cube(c)
-    c.start_workers(device='null')
-    c.start_master('--time-scale', '0', scene=tpk)
+    c.start_workers()
+    c.start_master('--time-scale', '0', '--max-samples', '1', scene=tpk)  # one sample: the view changes only when the cube moves
     c.open_page()
     c.wait_for('the scene clock on the dashboard', lambda: not c.js("return document.getElementById('scene-clock').hidden"))
+    wait_until_quiet(c)
+    before = c.canvas_digest()
     c.js("document.getElementById('grab').click()")
     view = c.driver.find_element('id', 'frame-canvas')
     ActionChains(c.driver).move_to_element(view).click_and_hold().pause(0.5).move_by_offset(30, 0).pause(0.3) \
@@ -1173,6 +1175,7 @@ def case_grab(c, args):
     start, now = picked['transform'], status[0]['transform']
     shift = [now[3] - start[3], now[7] - start[7], now[11] - start[11]]
     assert math.hypot(*shift) > 1e-3, f'the instance did not move: {start} -> {now}'
+    c.wait_for('the moved cube on the page', lambda: c.canvas_digest() != before)
     # The grabbed point kept its distance from the eye: it moved across the view, not towards it.
     eye = pick['origin']
     before = [p - e for p, e in zip(picked['point'], eye)]
