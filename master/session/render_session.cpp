@@ -9,6 +9,7 @@
 #include "common/net/protocol.h"
 #include "common/render/stereo.h"
 #include "master/session/live_view.h"
+#include "master/session/scene_clock.h"
 
 namespace tessera::master {
 namespace {
@@ -298,9 +299,16 @@ std::set<int> RenderSession::lacking_features(const wire::FrameRequest& request)
 }
 
 // Every tile of the frame at one instant of the scene's clock, with the instances the pages moved.
-void RenderSession::set_scene_motion(wire::FrameRequest& r, const PoseSample& pose) const {
-  const double time = options_.scene_time ? *options_.scene_time : options_.scene_time_start + options_.time_scale * pose.time;
-  if (time != 0) r.set_scene_time_s(time);
+// Offline the clock runs with the poses' own time from the first pose on (a headset's or a file's
+// clock may start anywhere); there a scene without animations gets no time (every time renders the
+// same). A live clock's time always goes out: the pages see it in each frame's header.
+void RenderSession::set_scene_motion(wire::FrameRequest& r, const PoseSample& pose) {
+  if (!first_pose_time_) first_pose_time_ = pose.time;
+  double time = options_.scene_time ? *options_.scene_time
+                                    : options_.scene_time_start + options_.time_scale * (pose.time - *first_pose_time_);
+  if (!std::isfinite(time)) time = options_.scene_time_start;
+  if (std::fabs(time) > SceneClock::kMaxTime) time = std::fmod(time, SceneClock::kMaxTime);  // animations loop
+  if ((scene_.animated || options_.scene_time) && time != 0) r.set_scene_time_s(time);
   for (const auto& placed : options_.instance_transforms) {
     auto& t = *r.add_instance_transforms();
     t.set_instance(placed.instance);

@@ -94,7 +94,7 @@ class RenderSession final : private ScheduleOutput {
   void supersede(const std::function<bool(const OpenFrame&)>& stale);  // closes the open frames it picks
   bool open_next_frame();
   std::set<int> lacking_features(const wire::FrameRequest& request);  // workers that cannot render it
-  void set_scene_motion(wire::FrameRequest& request, const PoseSample& pose) const;
+  void set_scene_motion(wire::FrameRequest& request, const PoseSample& pose);
   bool guard_band_possible();  // every ready worker renders explicit eye views (one warning when not)
   void handle(LinkEvent& event);
   void handle_tile(int worker, wire::TileResult& tile, uint64_t wire_bytes, Clock::time_point received);
@@ -136,6 +136,7 @@ class RenderSession final : private ScheduleOutput {
   bool told_aux_unsupported_ = false, told_no_guard_band_ = false, told_no_motion_ = false;
   uint64_t superseded_ = 0;  // frames cancelled for a newer pose (refinements) or new settings
   double round_trip_ms_ = 0;  // a tile's trip besides rendering, all workers (moving average)
+  std::optional<double> first_pose_time_;  // offline scene clock: the poses' time it counts from
 };
 
 }  // namespace tessera::master

@@ -30,8 +30,8 @@ struct SessionOptions {
   wire::AuxOutputs aux;
   std::optional<wire::SunOverride> sun;     // the scene's sun replaced (workers listing sun_override)
   // Things that move (FrameRequest.scene_time_s, instance_transforms; workers listing scene_motion).
-  // Offline, a frame's scene time is scene_time_start + time_scale x its pose's time (--scene-time,
-  // --time-scale); a live session sets scene_time from its clock for every frame instead.
+  // Offline, a frame's scene time is scene_time_start + time_scale x its pose's time since the first
+  // pose's (--scene-time, --time-scale); a live session sets scene_time from its clock for every frame.
   double scene_time_start = 0;
   double time_scale = 1;
   std::optional<double> scene_time;
