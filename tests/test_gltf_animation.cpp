@@ -349,7 +349,7 @@ TEST(GltfAnimation, LimitsAndBrokenHierarchiesAreOneError) {
   EXPECT_EQ(error_of([&] { validate_animations(many); }), "animation 'many' (1): the scene has more than 65536 animation channels");
 
   AnimatedScene deep;  // a chain of kMaxNodeDepth + 1 nodes
-  deep.nodes.resize(kMaxNodeDepth + 1);
+  deep.nodes.resize(anim::kMaxNodeDepth + 1);  // anim's limit: tessera:: has its own (scene_nodes.h)
   for (size_t n = 1; n < deep.nodes.size(); ++n) deep.nodes[n].parent = int32_t(n - 1);
   EXPECT_EQ(error_of([&] { validate_animations(deep); }), "the node hierarchy is deeper than 1024");
   deep.nodes.pop_back();

@@ -13,6 +13,7 @@
 #include "worker/bench/pathtrace_bench.h"
 #include "worker/bench/ray_bench.h"
 #include "worker/bench/instance_bench.h"
+#include "worker/bench/motion_bench.h"
 #include "worker/bench/seal_bench.h"
 #include "worker/bench/vct_bench.h"
 #include "worker/render/render_environment.h"
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
   bench::PathTraceCommand pathtrace(app);
   bench::SealCommand seal(app);
   bench::InstanceCommand instances(app);
+  bench::MotionCommand motion(app);
   if (const auto done = cli::parse(app, argc, argv)) return *done;
   tessera::remove_temporary_files_on_signal();
   try {
@@ -121,6 +123,7 @@ int main(int argc, char** argv) {
     if (pathtrace.parsed()) return pathtrace.run();
     if (seal.parsed()) return seal.run();
     if (instances.parsed()) return instances.run();
+    if (motion.parsed()) return motion.run();
     if (vct->parsed()) {
       if (!vct_json_out.empty()) refuse_non_regular_output(vct_json_out);  // before the work, not after it
       vct_options.solid_compare = !no_solid;

@@ -23,6 +23,7 @@
 #include "worker/render/longest_first.h"
 #include "worker/render/persistent_launch.h"
 #include "worker/render/pixel_work_items.h"
+#include "worker/render/tile_renderer.h"
 
 namespace tessera::bench {
 namespace {
@@ -182,6 +183,7 @@ RayBenchResult run_ray_bench(const std::string& scene_path, const RayBenchOption
   if (stored && (options.device == "host" || options.schedule != "grid" || options.diffuse_order != "pixel"))
     throw Error("--rays stored needs an OpenCL device, the grid schedule and diffuse rays in pixel order");
   const PackedScene scene = PackedScene::load(scene_path);
+  require_single_level(scene, "tessera-bench rays");  // its stats, packets and peers read one kd-tree
   RayBenchResult result;
   result.ray_source = options.rays;
   result.shadow_rays = options.shadow_rays;
