@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <csignal>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -8,6 +10,7 @@
 
 #include "common/base/error.h"
 #include "common/base/file_io.h"
+#include "common/base/frame_memory.h"
 #include "common/base/hash.h"
 #include "common/base/temporary_files.h"
 #include "common/base/zstd_codec.h"
@@ -64,6 +67,22 @@ TEST(FileIo, InterruptedWriteRemovesItsTemporaryFile) {
     EXPECT_TRUE(std::filesystem::is_empty(dir)) << signal_number;
   }
   std::filesystem::remove_all(dir);
+}
+
+// A transient (a held pose's accumulation, a slow link's backlog) freed under
+// keep_frame_buffers_resident stays resident until release_free_heap_memory gives it back.
+TEST(FrameMemory, ReleaseGivesAFreedTransientBackToTheSystem) {
+  keep_frame_buffers_resident();
+  constexpr size_t kTransient = 48u << 20;  // under the 64 MiB mmap threshold: from the heap
+  {
+    auto transient = std::make_unique<char[]>(kTransient);
+    std::memset(transient.get(), 1, kTransient);
+    auto pinned = std::make_unique<char[]>(4096);  // a live block above it, as a running session has
+    std::memset(pinned.get(), 2, 4096);
+    transient.reset();
+    EXPECT_GE(release_free_heap_memory(), kTransient - (8u << 20));
+  }
+  EXPECT_LT(release_free_heap_memory(), kTransient / 2);  // nothing left to give back
 }
 
 TEST(Hash, StableAndSensitive) {

@@ -261,5 +261,16 @@ TEST(SampleAccumulator, ResolvesTheMeanAndStartsAfreshOnReset) {
   EXPECT_EQ(acc.resolve(), filled(2, 4, {10, 20, 30, 255}));
 }
 
+// A live master accumulates only while the head holds still; the sums (16 bytes a pixel: 32 MB for
+// a stereo 2x1024² frame) must not stay with it for the rest of the session.
+TEST(SampleAccumulator, ResetGivesTheHeldPosesMemoryBack) {
+  master::SampleAccumulator acc;
+  acc.add(filled(64, 32, {1, 2, 3, 255}));
+  acc.add(filled(64, 32, {4, 5, 6, 255}));
+  EXPECT_GE(acc.bytes_held(), size_t(64 * 32 * 16));
+  acc.reset();
+  EXPECT_EQ(acc.bytes_held(), 0u);
+}
+
 }  // namespace
 }  // namespace tessera

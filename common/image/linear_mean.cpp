@@ -44,7 +44,7 @@ ImageRgba8 LinearMean::mean() const {
 void LinearMean::clear() {
   width_ = height_ = 0;
   count_ = 0;
-  sum_.clear();
+  sum_ = std::vector<float>();  // (not `= {}`: that keeps the capacity) the sums' memory goes: a live session holds a pose now and then, not all the time
 }
 
 }  // namespace tessera

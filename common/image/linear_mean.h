@@ -21,7 +21,9 @@ class LinearMean {
   int height() const noexcept { return height_; }
   // Throws Error when nothing was added.
   ImageRgba8 mean() const;
+  // Forgets the images and gives the sums' memory back (16 bytes a pixel).
   void clear();
+  size_t bytes_held() const noexcept { return sum_.capacity() * sizeof(float); }
 
  private:
   int width_ = 0, height_ = 0;

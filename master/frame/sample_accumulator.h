@@ -9,6 +9,7 @@
 //   request.set_aa_sample(accumulator.next_aa_sample());   // 0, then 1, 2, ... while it holds
 //   accumulator.add(composited_frame);
 //   send(accumulator.resolve(), accumulator.samples());
+#include <cstddef>
 #include <cstdint>
 
 #include "common/image/linear_mean.h"
@@ -26,7 +27,9 @@ class SampleAccumulator {
   uint32_t next_aa_sample() const noexcept { return mean_.count(); }
   // RGBA8 sRGB of the mean; throws Error when no frame was added.
   ImageRgba8 resolve() const;
+  // Starts afresh and gives the sums back: a head that moves again needs none until it holds.
   void reset();
+  size_t bytes_held() const noexcept { return mean_.bytes_held(); }
 
  private:
   LinearMean mean_;

@@ -8,6 +8,9 @@
 namespace tessera::master::live {
 
 inline constexpr auto kStatusInterval = std::chrono::milliseconds(250);
+// How often the session gives free heap memory back (release_free_heap_memory): a transient's
+// high-water mark is gone within this, at the price of faulting one frame's buffers in again.
+inline constexpr auto kFreeMemoryReleaseInterval = std::chrono::seconds(10);
 inline constexpr auto kRateWindow = std::chrono::seconds(2);      // fps, tiles/s, busy %, Mbit/s
 inline constexpr size_t kPoseMemory = 4096;  // pose ids kept for `displayed`, frames for their reports
 inline constexpr auto kLatencyWindow = std::chrono::seconds(60);  // the status's latency median and p95

@@ -18,6 +18,7 @@
 #include "master/cluster/scene_file.h"
 #include "master/live/client_messages.h"
 #include "master/live/http_server.h"
+#include "master/live/live_figures.h"
 #include "master/live/live_pose_source.h"
 #include "master/live/page_stream.h"
 #include "master/live/stream_options.h"
@@ -173,6 +174,7 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   std::vector<WorkerState> workers_;  // session thread
   std::deque<WorkerLoad> recent_load_;
   Clock::time_point next_status_ = Clock::now();
+  Clock::time_point next_memory_release_ = Clock::now() + kFreeMemoryReleaseInterval;
 
   std::shared_ptr<const ShownFrame> newest_shown_;  // for a video page that comes later
   std::unique_ptr<TaskPool> stream_pool_;            // the pages' video encodes

@@ -2,6 +2,7 @@
 // the pages' side, the driver's stream, workers' rates).
 #include <nlohmann/json.hpp>
 
+#include "common/base/frame_memory.h"
 #include "master/live/live_figures.h"
 #include "master/live/live_session.h"
 
@@ -11,6 +12,10 @@ using nlohmann::json;
 
 void LiveSession::tick() {
   const auto now = Clock::now();
+  if (now >= next_memory_release_) {
+    next_memory_release_ = now + kFreeMemoryReleaseInterval;
+    release_free_heap_memory();
+  }
   if (now < next_status_) return;
   next_status_ = now + kStatusInterval;
   while (!recent_load_.empty() && now - recent_load_.front().at > kRateWindow) recent_load_.pop_front();
