@@ -7,6 +7,7 @@
 
 #include "animation_test_support.h"
 #include "common/base/error.h"
+#include "error_text.h"
 #include "common/scene/animation_player.h"
 #include "common/scene/gltf_animation.h"
 #include "common/scene/mesh_loader.h"
@@ -34,16 +35,7 @@ std::array<float, 4> sample(const Channel& channel, double t) {
   return out;
 }
 
-// The message of the tessera::Error that `f` throws ("" if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 constexpr float kEps = 1e-6f;
 
@@ -416,6 +408,28 @@ TEST(GltfAnimation, GeneratedSceneLoadsStaticAndAnimatesInsideSponza) {
           << "node " << n << " at t " << t << ": " << o[0] << "," << o[1] << "," << o[2];
     }
   }
+}
+
+// The benchmark's scene: a still room (an OBJ) beside the moving objects, and instances of a given mesh.
+TEST(GltfAnimation, GeneratorTakesAStillRoomAndTheInstancesMeshFromObjFiles) {
+  TempDir dir("anim_room");
+  const std::string script = "/usr/bin/python3 " + testing::shell_word(testing::source_dir() / "deploy/make-animated-scene");
+  const std::string cornell = testing::shell_word(testing::scene_path("cornell_box/cornell_box.obj"));
+  const std::string teapot = testing::shell_word(testing::scene_path("teapot/teapot_lowpoly.obj"));
+  const auto made = testing::run_command(script + " --count 1 --instances 3 --static-obj " + cornell + " --instance-obj " + teapot +
+                                         " --output " + testing::shell_word(dir / "room.gltf"));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const size_t room = load_mesh(testing::scene_path("cornell_box/cornell_box.obj"), {}).triangle_count();
+  const size_t pot = load_mesh(testing::scene_path("teapot/teapot_lowpoly.obj"), {}).triangle_count();
+  EXPECT_EQ(load_mesh(dir / "room.gltf", {}).triangle_count(), room + 432u + 224u + 3 * pot);  // the cube, its child, 3 pots
+  const AnimatedScene scene = read_gltf_animations(dir / "room.gltf");
+  EXPECT_EQ(scene.nodes.size(), 1u + 2u + 3u);
+  const auto missing = testing::run_command(script + " --count 1 --static-obj " + testing::shell_word(dir / "gone.obj") +
+                                            " --output " + testing::shell_word(dir / "x.gltf"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(std::count(missing.output.begin(), missing.output.end(), '\n'), 1) << missing.output;
+  EXPECT_NE(missing.output.find("make-animated-scene: error: cannot read --static-obj"), std::string::npos) << missing.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.gltf"));
 }
 
 TEST(GltfAnimation, GeneratorRefusesBadOptionsInOneLine) {

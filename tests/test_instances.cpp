@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/base/error.h"
+#include "error_text.h"
 #include "common/scene/scene_nodes.h"
 #include "common/scene/scene_objects.h"
 #include "common/scene/top_level_bvh.h"
@@ -17,14 +18,7 @@
 namespace tessera {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(Instances, HierarchyComposesParentThenChild) {
   // parent: translate (10, 0, 0); child: 90° about z, scale 2, translate (0, 1, 0) in the parent's frame

@@ -257,7 +257,11 @@ std::vector<LayoutView> layout_views(const SceneView& dfs_view, std::span<const 
   return views;
 }
 
-bool same_hit(const Hit& a, const Hit& b) { return std::memcmp(&a, &b, sizeof(Hit)) == 0; }
+// Bit for bit in what a single-level traversal writes (an instanced scene's `inst` is left as it was).
+bool same_hit(const Hit& a, const Hit& b) {
+  return a.tri == b.tri && std::memcmp(&a.t, &b.t, sizeof a.t) == 0 && std::memcmp(&a.u, &b.u, sizeof a.u) == 0 &&
+         std::memcmp(&a.v, &b.v, sizeof a.v) == 0;
+}
 
 // Random rays in and around the box, a quarter of them axis-parallel or with zero components,
 // some with tmin > 0 or a finite tmax; each traced closest, any-hit and in a packet of four.

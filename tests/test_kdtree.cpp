@@ -172,7 +172,9 @@ size_t tree_bytes(const PackedKdTree& t) { return 4 * (t.nodes.size() + t.leaf_r
 
 // Closest hit over all triangles with the same triangle test the traversal uses.
 Hit brute_force(const TestMesh& m, float3 org, float3 dir, float tmin, float tmax) {
-  Hit hit{TS_KD_NO_TRIANGLE, tmax, 0.0f, 0.0f};
+  Hit hit{};  // (value-initialised: the host's Hit also has an instanced scene's `inst`)
+  hit.tri = TS_KD_NO_TRIANGLE;
+  hit.t = tmax;
   const TriangleRay ray = triangle_ray_setup(org, dir);
   float best = tmax;
   for (uint32_t t = 0; t < m.triangle_count(); ++t) {
@@ -182,7 +184,7 @@ Hit brute_force(const TestMesh& m, float3 org, float3 dir, float tmin, float tma
     if (triangle_intersect(&ray, v3_load(p + 3 * v[0]), v3_load(p + 3 * v[1]), v3_load(p + 3 * v[2]), tmin, best,
                            &th, &u, &w)) {
       best = th;
-      hit = Hit{t, th, u, w};
+      hit.tri = t, hit.t = th, hit.u = u, hit.v = w;
     }
   }
   return hit;

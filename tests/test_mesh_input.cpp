@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "common/base/error.h"
+#include "error_text.h"
 #include "common/base/file_io.h"
 #include "common/base/memory_usage.h"
 #include "common/base/utf8.h"
@@ -23,14 +24,7 @@ namespace {
 
 using testing::TempDir;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
 

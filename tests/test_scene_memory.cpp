@@ -17,6 +17,7 @@
 #include "common/render/scene_uploads.h"
 #include "opencl_test_support.h"
 #include "scene-packer/packer.h"
+#include "pack_test_support.h"
 #include "test_helpers.h"
 #include "worker/daemon/scene_store.h"
 #include "worker/render/scene_memory_choice.h"
@@ -27,25 +28,13 @@ namespace {
 using testing::ScopedEnv;
 using testing::TempDir;
 
-pack::PackReport pack(const std::filesystem::path& input, std::optional<std::filesystem::path> settings,
-                      const std::filesystem::path& output, double compact_cost = pack::kDefaultCompactTraversalCost) {
-  pack::PackOptions o;
-  o.input = input;
-  o.settings = settings;
-  o.output = output;
-  o.load_textures = false;
-  o.show_progress = false;
-  o.zstd_level = 1;
-  o.compact_traversal_cost = compact_cost;
-  return pack::pack_scene(o);
-}
 
 class SceneMemoryHits : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir("scene_memory");
-    pack(testing::scene_path("stanford_bunny/bunny.obj"), std::nullopt, dir_->path() / "bunny.tpk");
-    pack(testing::scene_path("crytek_sponza/sponza.obj.zst"),
+    testing::pack_for_test(testing::scene_path("stanford_bunny/bunny.obj"), std::nullopt, dir_->path() / "bunny.tpk");
+    testing::pack_for_test(testing::scene_path("crytek_sponza/sponza.obj.zst"),
          testing::source_dir() / "scene-packer/scenes/crytek_sponza.scene.txtpb", dir_->path() / "crytek.tpk");
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -105,7 +94,7 @@ TEST_F(SceneMemoryHits, CrytekSponzaCompactFitsThirtyBytesATriangle) {
 
 TEST(SceneMemoryChoice, AutoPicksByTheBudgetAndRefusesWithTheBytes) {
   TempDir dir("scene_memory_choice");
-  pack(testing::scene_path("stanford_bunny/bunny.obj"), std::nullopt, dir / "bunny.tpk");
+  testing::pack_for_test(testing::scene_path("stanford_bunny/bunny.obj"), std::nullopt, dir / "bunny.tpk");
   const PackedScene scene = PackedScene::load(dir / "bunny.tpk");
   const uint64_t fast = scene_footprint(scene, kd_node_layout_from_environment(), SceneMemory::fast).device_bytes;
   const uint64_t compact = scene_footprint(scene, kd_node_layout_from_environment(), SceneMemory::compact).device_bytes;
@@ -141,7 +130,7 @@ TEST(SceneMemoryChoice, AutoPicksByTheBudgetAndRefusesWithTheBytes) {
 
 TEST(SceneMemoryChoice, ScenesWithoutACompactTreeTraceTheirOneTreeInBothProfiles) {
   TempDir dir("scene_memory_one_tree");
-  const auto report = pack(testing::scene_path("stanford_bunny/bun_zipper_res4.ply"), std::nullopt, dir / "b.tpk", 0.0);
+  const auto report = testing::pack_for_test(testing::scene_path("stanford_bunny/bun_zipper_res4.ply"), std::nullopt, dir / "b.tpk", 0.0);
   EXPECT_FALSE(report.compact_kdtree.has_value());
   const PackedScene scene = PackedScene::load(dir / "b.tpk");
   EXPECT_FALSE(scene.has_compact_tree());
@@ -160,8 +149,8 @@ TEST(SceneMemoryChoice, ScenesWithoutACompactTreeTraceTheirOneTreeInBothProfiles
 // still serves the scenes that fit.
 TEST(SceneMemoryChoice, TooSmallABudgetRefusesThatSceneOnly) {
   TempDir dir("scene_memory_store");
-  pack(testing::scene_path("stanford_bunny/bunny.obj"), std::nullopt, dir / "bunny.tpk");
-  pack(testing::scene_path("cornell_box/cornell_box.obj"), std::nullopt, dir / "cornell.tpk");
+  testing::pack_for_test(testing::scene_path("stanford_bunny/bunny.obj"), std::nullopt, dir / "bunny.tpk");
+  testing::pack_for_test(testing::scene_path("cornell_box/cornell_box.obj"), std::nullopt, dir / "cornell.tpk");
   const PackedScene bunny = PackedScene::load(dir / "bunny.tpk");
   const PackedScene cornell = PackedScene::load(dir / "cornell.tpk");
   const uint64_t cornell_fast = scene_footprint(cornell, kd_node_layout_from_environment(), SceneMemory::fast).device_bytes;

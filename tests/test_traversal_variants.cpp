@@ -18,6 +18,7 @@
 #include "common/render/camera_setup.h"
 #include "common/render/stereo.h"
 #include "scene-packer/packer.h"
+#include "pack_test_support.h"
 #include "test_helpers.h"
 #include "worker/render/pathtrace_frame.h"
 #include "opencl_test_support.h"
@@ -30,18 +31,6 @@ using testing::TempDir;
 
 using testing::opencl_available;
 
-void pack(const std::filesystem::path& input, std::optional<std::filesystem::path> settings,
-          const std::filesystem::path& output) {
-  pack::PackOptions o;
-  o.input = input;
-  o.settings = settings;
-  o.output = output;
-  o.load_textures = false;
-  o.show_progress = false;
-  o.zstd_level = 1;
-  pack::pack_scene(o);
-}
-
 // Work items past the 8 x 8 blocks are idle in every launch below: sizes that are not multiples of 8.
 const uint32_t kPathWidth = 44, kPathHeight = 30;
 
@@ -49,8 +38,8 @@ class TraversalVariants : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir("traversal_variants");
-    pack(testing::scene_path("stanford_bunny/bun_zipper_res4.ply"), std::nullopt, dir_->path() / "bunny.tpk");
-    pack(testing::scene_path("crytek_sponza/sponza.obj.zst"),
+    testing::pack_for_test(testing::scene_path("stanford_bunny/bun_zipper_res4.ply"), std::nullopt, dir_->path() / "bunny.tpk");
+    testing::pack_for_test(testing::scene_path("crytek_sponza/sponza.obj.zst"),
          testing::source_dir() / "scene-packer/scenes/crytek_sponza.scene.txtpb", dir_->path() / "crytek.tpk");
     default_ = new nlohmann::json(bench("", ""));
   }
