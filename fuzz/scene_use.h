@@ -17,7 +17,8 @@ inline void use_scene(const PackedScene& scene) {
   const uint32_t step = std::max(1u, scene.triangle_count() / 512);
   for (uint32_t tri = 0; tri < scene.triangle_count(); tri += step)
     for (float u : {0.0f, 0.25f, 1.0f}) {
-      const Hit hit{tri, 1.0f, u, 0.0f};
+      Hit hit{};  // value-initialised: an instanced scene's `inst` is its first instance
+      hit.tri = tri, hit.t = 1.0f, hit.u = u;
       const Surface surface = surface_at(&view, &ctx, make_float3(0.0f, 0.0f, -1.0f), &hit);
       (void)surface_albedo(&ctx, &surface);
       (void)scene.material_of(tri);

@@ -72,6 +72,9 @@ TEST(FileIo, InterruptedWriteRemovesItsTemporaryFile) {
 // A transient (a held pose's accumulation, a slow link's backlog) freed under
 // keep_frame_buffers_resident stays resident until release_free_heap_memory gives it back.
 TEST(FrameMemory, ReleaseGivesAFreedTransientBackToTheSystem) {
+#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+  GTEST_SKIP() << "glibc's allocator only (the sanitizers bring their own)";
+#endif
   keep_frame_buffers_resident();
   constexpr size_t kTransient = 48u << 20;  // under the 64 MiB mmap threshold: from the heap
   {
