@@ -106,6 +106,27 @@ inline std::optional<FrameMessage> frame_of_pose(LiveClient& c, uint64_t id, std
   return std::nullopt;
 }
 
+// Waits for a frame of pose `id`, noting whether an event on the way says something was refused
+// (after a test's one expected refusal: the session must go on with nothing more refused).
+struct FrameAfterRefusals {
+  bool framed = false, more_refused = false;
+};
+inline FrameAfterRefusals frame_of_pose_noting_refusals(LiveClient& c, uint64_t id, std::chrono::milliseconds timeout = 30s) {
+  FrameAfterRefusals r;
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!r.framed && std::chrono::steady_clock::now() < end) {
+    const auto msg = c.receive(1s);
+    if (!msg) continue;
+    if (msg->binary) {
+      r.framed = unpack_frame_message(msg->data).header["pose_id"] == id;
+    } else {
+      const json j = json::parse(msg->data);
+      r.more_refused = r.more_refused || (j["type"] == "event" && j["text"].get<std::string>().find("refused") != std::string::npos);
+    }
+  }
+  return r;
+}
+
 inline json pose_message(uint64_t id, std::array<float, 3> position) {
   return {{"type", "pose"}, {"id", id}, {"t", double(id) * 10}, {"position", {position[0], position[1], position[2]}},
           {"orientation", {0, 0, 1, 0}}};  // the Cornell box's camera: looking down +z

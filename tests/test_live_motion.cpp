@@ -155,20 +155,9 @@ TEST(LiveMotion, BadClockAndMovesAreOneEventEachAndTheSessionGoesOn) {
   EXPECT_TRUE((*picked)["instance"].is_null());
   // The session goes on, with nothing more refused.
   d.send_text(pose_message(2, {300, 273, -800}).dump());
-  bool framed = false, more_refused = false;
-  const auto end = std::chrono::steady_clock::now() + 30s;
-  while (!framed && std::chrono::steady_clock::now() < end) {
-    const auto msg = d.receive(1s);
-    if (!msg) continue;
-    if (msg->binary) {
-      framed = unpack_frame_message(msg->data).header["pose_id"] == 2;
-    } else {
-      const json j = json::parse(msg->data);
-      more_refused = more_refused || (j["type"] == "event" && j["text"].get<std::string>().find("refused") != std::string::npos);
-    }
-  }
-  EXPECT_TRUE(framed) << m.log();
-  EXPECT_FALSE(more_refused);
+  const auto after = frame_of_pose_noting_refusals(d, 2);
+  EXPECT_TRUE(after.framed) << m.log();
+  EXPECT_FALSE(after.more_refused);
   EXPECT_FALSE(m.master->wait(0ms).has_value());
 }
 
