@@ -356,45 +356,60 @@ export class XrDriver {
   }
 
   // Grab (callbacks.grab() gives the page's Grab while grabbing is on): a controller's select (VR; in AR
-  // select places the scene) or a one-hand squeeze picks along its target ray, and the object follows
-  // the ray until that button is let go.
+  // select places the scene) or squeeze picks along its target ray, and the object then moves with the
+  // controller as the hand holds it (its pose, turning included) until that button is let go, the
+  // controller goes (inputsourceschange) or the session ends. In AR a second hand's squeeze scales the
+  // scene instead: it lets go.
   listenForGrab() {
     this.grabSource = null;
     const start = (event) => {
       const grab = this.callbacks.grab?.();
       if (!grab || this.grabSource || event.inputSource.targetRayMode !== 'tracked-pointer') return;
       if (event.type === 'selectstart' && this.isAr) return;
-      if (event.type === 'squeezestart' && this.squeezing.size > 1) return;  // both hands: scaling
-      const ray = this.targetRay(event.frame, event.inputSource);
-      if (!ray) return;
+      if (event.type === 'squeezestart' && this.twoHandScaling()) return;
+      const hand = this.targetRayPose(event.frame, event.inputSource);
+      if (!hand) return;
       this.grabSource = { source: event.inputSource, end: event.type === 'selectstart' ? 'selectend' : 'squeezeend', grab };
-      grab.begin(ray);
+      grab.begin(poseRay(hand), hand);
     };
     const end = (event) => {
       if (this.grabSource?.source !== event.inputSource || this.grabSource.end !== event.type) return;
-      this.grabSource.grab.end();
-      this.grabSource = null;
+      this.letGo();
     };
     for (const name of ['selectstart', 'squeezestart']) this.session.addEventListener(name, start);
     for (const name of ['selectend', 'squeezeend']) this.session.addEventListener(name, end);
+    this.session.addEventListener('inputsourceschange', (event) => {
+      if (this.grabSource && event.removed?.includes(this.grabSource.source)) this.letGo();
+    });
+    this.session.addEventListener('end', () => this.letGo());
   }
 
-  targetRay(frame, source) {
+  letGo() {
+    this.grabSource?.grab.end();
+    this.grabSource = null;
+  }
+
+  // Both hands squeeze in AR: they scale the scene (trackTwoHandScale).
+  twoHandScaling() {
+    return this.isAr && this.squeezing.size > 1;
+  }
+
+  // The controller's target ray pose in scene space, or null while it is not tracked.
+  targetRayPose(frame, source) {
     const pose = frame?.getPose(source.targetRaySpace, this.space);
-    return pose ? poseRay(this.toScene(pose.transform)) : null;
+    return pose ? this.toScene(pose.transform) : null;
   }
 
-  // Once a display frame: the grabbed object follows its controller (or lets go when both hands squeeze).
+  // Once a display frame: the grabbed object follows its controller, and its transform goes out now
+  // (a headset may not run the page's own animation frames while it presents). A controller that
+  // lost tracking holds the object where it was.
   trackGrab(frame) {
     const held = this.grabSource;
     if (!held) return;
-    if (held.end === 'squeezeend' && this.squeezing.size > 1) {
-      held.grab.end();
-      this.grabSource = null;
-      return;
-    }
-    const ray = this.targetRay(frame, held.source);
-    if (ray) held.grab.move(ray);
+    if (held.end === 'squeezeend' && this.twoHandScaling()) return this.letGo();
+    const hand = this.targetRayPose(frame, held.source);
+    if (hand) held.grab.move(poseRay(hand), hand);
+    held.grab.flush();
   }
 
   listenForSqueeze() {

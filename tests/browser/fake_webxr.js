@@ -11,9 +11,19 @@
 //   poses: {t, viewer, views} each frame gave, by frame number (frames counts from 1; t: its time);
 //   hits: [[x, y, z], ...] the hit test results in 'local' space; select(): a tap (the 'select' event);
 //   light: {direction: [x, y, z] (towards the light), intensity: [r, g, b]} | null.
+//   setController(handedness, {targetRay: {position, orientation}, grip?: {position, orientation}}): a
+//     tracked-pointer controller ('left' or 'right'; connected on first use with an inputsourceschange)
+//     whose target ray (and grip, else the ray's pose) the next frames report in any space asked for;
+//   press(handedness, 'select' | 'squeeze'), release(handedness, action): the next frame dispatches
+//     selectstart / squeezestart, or select + selectend / squeeze + squeezeend (in that order), as
+//     XRInputSourceEvents whose event frame answers getPose only while they are dispatched (and never
+//     getViewerPose), before the frame's animation callback, as a WebXR session does;
+//   disconnect(handedness): the controller goes: an action in progress ends without completing
+//     (selectend / squeezeend, no select), then inputsourceschange names it removed;
+//   inputEvents: [{type, handedness, frame}] every input event dispatched.
 (() => {
   const config = __CONFIG__;
-  const state = { session: null, gl: null, frames: 0, poses: {}, hits: [], light: null, hitTestSources: 0, lightProbes: 0 };
+  const state = { session: null, gl: null, frames: 0, poses: {}, hits: [], light: null, hitTestSources: 0, lightProbes: 0, inputEvents: [] };
   window.__fakeXr = state;
 
   const transform = (pose) => ({
@@ -33,10 +43,33 @@
   const gazeSpace = { kind: 'gaze' };
   const viewerSpace = { type: 'viewer' };
 
+  // Tracked-pointer controllers by handedness: { source, targetRay, grip, pressed: Set of actions }.
+  const controllers = new Map();
+  // Input events the next frame dispatches before its animation callback: [{type, source, added}].
+  let queued = [];
+
+  // A frame's methods answer only while it is active: during its animation callback, or while its
+  // input events are dispatched (an event frame, which has no viewer pose).
+  const inactive = () => new DOMException('the frame is not active', 'InvalidStateError');
   class FakeFrame {
-    constructor(session) { this.session = session; }
-    getViewerPose() { return viewerPose; }
-    getPose(space) { return space === gazeSpace && config.gaze ? { transform: transform({ position: [0, 0, 0], orientation: config.gaze.orientation }) } : null; }
+    constructor(session, { event = false } = {}) {
+      this.session = session;
+      this.active = true;
+      this.event = event;
+    }
+    getViewerPose() {
+      if (!this.active || this.event) throw inactive();
+      return viewerPose;
+    }
+    getPose(space) {
+      if (!this.active) throw inactive();
+      if (space === gazeSpace) return config.gaze ? { transform: transform({ position: [0, 0, 0], orientation: config.gaze.orientation }) } : null;
+      for (const c of controllers.values()) {
+        if (space === c.source.targetRaySpace) return { transform: transform(c.targetRay) };
+        if (space === c.source.gripSpace) return { transform: transform(c.grip || c.targetRay) };
+      }
+      return null;
+    }
     getHitTestResults() {
       return state.hits.map((p) => ({ getPose: () => ({ transform: transform({ position: p, orientation: { x: 0, y: 0, z: 0, w: 1 } }) }) }));
     }
@@ -71,8 +104,33 @@
         if (this.ended) return;
         state.frames += 1;
         state.poses[state.frames] = { t, ...scripted };
-        callback(t, new FakeFrame(this));
+        this.dispatchInput();
+        const frame = new FakeFrame(this);
+        try {
+          callback(t, frame);
+        } finally {
+          frame.active = false;
+        }
       });
+    }
+    dispatchInput() {
+      const events = queued;
+      queued = [];
+      for (const { type, source, added } of events) {
+        if (type === 'inputsourceschange') {
+          const change = new Event(type);
+          Object.assign(change, { session: this, added: added ? [source] : [], removed: added ? [] : [source] });
+          this.dispatchEvent(change);
+          continue;
+        }
+        const frame = new FakeFrame(this, { event: true });
+        state.inputEvents.push({ type, handedness: source.handedness, frame: state.frames });
+        try {
+          this.dispatchEvent(new XRInputSourceEvent(type, { frame, inputSource: source }));
+        } finally {
+          frame.active = false;
+        }
+      }
     }
     end() {
       this.ended = true;
@@ -81,6 +139,56 @@
     }
   }
   state.select = () => state.session.dispatchEvent(new Event('select'));
+
+  class XRInputSourceEvent extends Event {
+    constructor(type, init) {
+      super(type);
+      this.frame = init.frame;
+      this.inputSource = init.inputSource;
+    }
+  }
+  window.XRInputSourceEvent = XRInputSourceEvent;
+
+  const endOf = { select: ['select', 'selectend'], squeeze: ['squeeze', 'squeezeend'] };
+  const controller = (handedness) => {
+    const c = controllers.get(handedness);
+    if (!c) throw new Error(`no ${handedness} controller`);
+    return c;
+  };
+  const checkedAction = (action) => {
+    if (!endOf[action]) throw new Error(`no action '${action}' (select or squeeze)`);
+    return action;
+  };
+  state.setController = (handedness, { targetRay, grip }) => {
+    let c = controllers.get(handedness);
+    if (!c) {
+      const source = { targetRayMode: 'tracked-pointer', handedness, targetRaySpace: { kind: `${handedness} target ray` },
+                       gripSpace: { kind: `${handedness} grip` }, profiles: ['generic-trigger-squeeze'] };
+      c = { source, pressed: new Set() };
+      controllers.set(handedness, c);
+      state.session.inputSources = [...state.session.inputSources, source];
+      queued.push({ type: 'inputsourceschange', source, added: true });
+    }
+    c.targetRay = targetRay;
+    c.grip = grip;
+  };
+  state.press = (handedness, action) => {
+    const c = controller(handedness);
+    c.pressed.add(checkedAction(action));
+    queued.push({ type: `${action}start`, source: c.source });
+  };
+  state.release = (handedness, action) => {
+    const c = controller(handedness);
+    if (!c.pressed.delete(checkedAction(action))) throw new Error(`the ${handedness} controller's ${action} is not pressed`);
+    for (const type of endOf[action]) queued.push({ type, source: c.source });
+  };
+  state.disconnect = (handedness) => {
+    const c = controller(handedness);
+    for (const action of c.pressed) queued.push({ type: endOf[action][1], source: c.source });
+    controllers.delete(handedness);
+    state.session.inputSources = state.session.inputSources.filter((s) => s !== c.source);
+    queued.push({ type: 'inputsourceschange', source: c.source, added: false });
+  };
 
   const offered = (mode) => mode === 'immersive-vr' || (mode === 'immersive-ar' && !!config.ar);
   const xr = {

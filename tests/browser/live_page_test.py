@@ -1195,6 +1195,166 @@ def case_grab(c, args):
     wait_for_frame_of_pose(c, pose_messages(c)[-1]['id'])
 
 
+def quat_looking(direction, roll_degrees=0.0):
+    """The XR orientation ({x, y, z, w}) whose -z points along `direction` (level, then rolled)."""
+    d = [v / math.hypot(*direction) for v in direction]
+    yaw, pitch = math.atan2(-d[0], -d[2]), math.asin(max(-1.0, min(1.0, d[1])))
+    q = quat_mul(quat_mul([math.cos(yaw / 2), 0, math.sin(yaw / 2), 0], [math.cos(pitch / 2), math.sin(pitch / 2), 0, 0]),
+                 [math.cos(math.radians(roll_degrees) / 2), 0, 0, math.sin(math.radians(roll_degrees) / 2)])
+    return {'w': q[0], 'x': q[1], 'y': q[2], 'z': q[3]}
+
+
+def from_scene(c):
+    """The inverse of scene_anchor: a scene point in the XR space the page starts a session with."""
+    scene = last_session(c)['scene']
+    camera = scene['camera']
+    scale = scene.get('units_per_meter') or 1
+    forward = quat_rotate(camera['orientation'], [0, 0, -1])
+    yaw = math.atan2(-forward[0], -forward[2])
+    back = [math.cos(yaw / 2), 0, -math.sin(yaw / 2), 0]
+    return lambda point: [v / scale for v in quat_rotate(back, [p - q for p, q in zip(point, camera['position'])])]
+
+
+def carried(transform, hand_from, hand_to):
+    """`transform` (3x4 rows) carried rigidly by a hand moving between two scene poses (position, [w,x,y,z])."""
+    (p0, q0), (p1, q1) = hand_from, hand_to
+    turn = quat_mul(q1, [q0[0], -q0[1], -q0[2], -q0[3]])
+    out = [0.0] * 12
+    for column in range(3):
+        axis = quat_rotate(turn, [transform[column], transform[4 + column], transform[8 + column]])
+        for row in range(3):
+            out[4 * row + column] = axis[row]
+    origin = quat_rotate(turn, [transform[3] - p0[0], transform[7] - p0[1], transform[11] - p0[2]])
+    for row in range(3):
+        out[4 * row + 3] = origin[row] + p1[row]
+    return out
+
+
+def eye_pixel(view, point, eye_width, eye_height):
+    """Where a scene point lands in an eye image ({position, orientation, frustum} as the pose sent it)."""
+    q = view['orientation']
+    v = quat_rotate([q[0], -q[1], -q[2], -q[3]], [p - e for p, e in zip(point, view['position'])])
+    assert v[2] < 0, f'{point} is behind the eye'
+    left, right, bottom, top = view['frustum']
+    x, y = v[0] / -v[2], v[1] / -v[2]
+    pixel = [round((x - left) / (right - left) * eye_width), round((top - y) / (top - bottom) * eye_height)]
+    assert 0 <= pixel[0] < eye_width and 0 <= pixel[1] < eye_height, f'{point} lands outside the eye image, at {pixel}'
+    return pixel
+
+
+def last_frame_pixels(c, points):
+    """The latest frame's RGB, averaged over 5x5 pixels, around each [x, y] of `points`."""
+    return c.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1], points = arguments[0];
+        const then = ({width, height, data}) => done(points.map(([px, py]) => {
+          const sum = [0, 0, 0];
+          let n = 0;
+          for (let y = Math.max(0, py - 2); y <= Math.min(height - 1, py + 2); ++y)
+            for (let x = Math.max(0, px - 2); x <= Math.min(width - 1, px + 2); ++x, ++n)
+              for (let k = 0; k < 3; ++k) sum[k] += data[(y * width + x) * 4 + k];
+          return sum.map((v) => v / n);
+        }));""" + DECODE_LAST_FRAME_JS, points)
+
+
+def case_xr_grab(c, args):
+    """In the headset, a controller's squeeze picks the object its target ray points at and the object
+    then moves as the hand holds it (turning with it, no jump at grab start); the master holds it at its
+    new place and the next frames show it there (pixels where it was and where it is now); letting go
+    leaves it there. A second hand squeezing (VR) does not drop it; a trigger (select) grabs too, and a
+    controller that disconnects mid-grab lets go."""
+    tpk = pack_moving_cube(c)
+    c.start_workers()
+    c.start_master('--time-scale', '0', '--max-samples', '1', scene=tpk)
+    c.open_page([fake_xr_script(xr_config())])
+    c.js("document.getElementById('grab').click()")
+    pose = enter_xr(c)
+    wait_for_frame_of_pose(c, pose['id'])
+    wait_until_quiet(c)
+    eye_w, eye_h = xr_config()['eyeWidth'], xr_config()['eyeHeight']
+    to_scene, to_xr = scene_anchor(c), from_scene(c)
+    fake = lambda call, *a: c.js(f'window.__fakeXr.{call}', *a)
+    moves = lambda: [m for m in c.socket_log('sent') if m.get('type') == 'move']
+    close = lambda a, b, tol=1e-4: all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(a, b))
+
+    # The right hand, 20 cm right of and below the eyes, points at the middle of the scene camera's view
+    # (where the flat grab test finds the cube); the left hand points away.
+    camera = last_session(c)['scene']['camera']
+    aim = to_xr([a + 10 * b for a, b in zip(camera['position'], quat_rotate(camera['orientation'], [0, 0, -1]))])
+    hand0 = {'position': [0.2, -0.2, 0.0], 'orientation': quat_looking([a - b for a, b in zip(aim, [0.2, -0.2, 0.0])])}
+    fake('setController(arguments[0], arguments[1])', 'right', {'targetRay': hand0})
+    fake('setController(arguments[0], arguments[1])', 'left', {'targetRay': {'position': [-0.2, -0.2, 0], 'orientation': quat_looking([-1, 0, 0])}})
+    xr_frames_pass(c)
+    fake('press("right", "squeeze")')
+    pick = c.wait_for('the squeeze\'s pick', lambda: next((m for m in c.socket_log('sent') if m.get('type') == 'pick'), None), timeout=10)
+    picked = c.wait_for('the master\'s answer to the pick',
+                        lambda: next((m for m in c.socket_log('text') if m.get('type') == 'picked' and m['id'] == pick['id']), None))
+    assert isinstance(picked['instance'], int), f'the controller\'s ray met nothing: {pick} -> {picked}'
+    scene_hand0 = to_scene(hand0['position'], hand0['orientation'])
+    assert close(pick['origin'], scene_hand0[0], 1e-5), (pick['origin'], scene_hand0)
+    first = c.wait_for('the first move', moves, timeout=10)[0]
+    assert first['instance'] == picked['instance'] and close(first['transform'], picked['transform'], 1e-5), \
+        f'the object jumped at grab start: {picked["transform"]} -> {first["transform"]}'
+    # Where the cube is and where the hand below will carry it: 30 cm right, 10 cm up, turned 25 degrees left.
+    turn = math.radians(25) / 2
+    o = hand0['orientation']
+    q1 = quat_mul([math.cos(turn), 0, math.sin(turn), 0], [o['w'], o['x'], o['y'], o['z']])
+    hand1 = {'position': [0.5, -0.1, 0.0], 'orientation': {'w': q1[0], 'x': q1[1], 'y': q1[2], 'z': q1[3]}}
+    expected = carried(picked['transform'], scene_hand0, to_scene(hand1['position'], hand1['orientation']))
+    was, now = picked['transform'][3::4], expected[3::4]
+    points = [eye_pixel(pose['views'][0], p, eye_w, eye_h) for p in (was, now)]
+    assert abs(points[0][0] - points[1][0]) + abs(points[0][1] - points[1][1]) > 10, f'the cube would hardly move in the image: {points}'
+    before = last_frame_pixels(c, points)
+
+    # The other hand squeezes too (VR: nothing to scale): the right hand still holds the cube.
+    fake('press("left", "squeeze")')
+    xr_frames_pass(c, 5)
+    assert c.js('return window.tessera.grab.held?.instance') == picked['instance'], 'a second hand\'s squeeze dropped the object'
+    fake('release("left", "squeeze")')
+
+    # The hand moves and turns: the cube goes with it.
+    fake('setController(arguments[0], arguments[1])', 'right', {'targetRay': hand1})
+    status = c.wait_for('the carried cube in the master\'s status', lambda: next(
+        (s['moved'] for s in [last_status(c) or {}] if s.get('moved') and close(s['moved'][0]['transform'], expected)), None), timeout=20)
+    assert len(status) == 1 and status[0]['instance'] == picked['instance'], status
+    fake('release("right", "squeeze")')
+    c.wait_for('the grab to end', lambda: not c.js('return window.tessera.grab.active'), timeout=10)
+    sent = len(moves())
+    # Let go: the hand moves on alone.
+    fake('setController(arguments[0], arguments[1])', 'right', {'targetRay': hand0})
+    xr_frames_pass(c, 10)
+    assert len(moves()) == sent, f'moves after letting go: {moves()[sent:]}'
+    wait_until_quiet(c)
+    assert close(last_status(c)['moved'][0]['transform'], expected), 'the cube did not stay where it was let go'
+    after = last_frame_pixels(c, points)
+    if args.artifacts:
+        last_frame_png(c, Path(args.artifacts) / 'xr_grab_after.png')
+    differs = lambda a, b: sum(abs(x - y) for x, y in zip(a, b)) > 60
+    assert differs(before[0], after[0]), f'where the cube was, the frame is as before: {before[0]} -> {after[0]}'
+    assert differs(before[1], after[1]), f'where the cube is now, the frame is as before: {before[1]} -> {after[1]}'
+
+    # The trigger grabs too; the controller disconnects mid-grab: the grab ends there.
+    aim = to_xr(now)
+    hand2 = {'position': [-0.2, -0.2, 0.0], 'orientation': quat_looking([a - b for a, b in zip(aim, [-0.2, -0.2, 0.0])])}
+    fake('setController(arguments[0], arguments[1])', 'left', {'targetRay': hand2})
+    xr_frames_pass(c)
+    fake('press("left", "select")')
+    held = c.wait_for('the trigger\'s grab', lambda: c.js('return window.tessera.grab.held'), timeout=20)
+    hand3 = {'position': [-0.2, 0.0, 0.0], 'orientation': hand2['orientation']}
+    fake('setController(arguments[0], arguments[1])', 'left', {'targetRay': hand3})
+    lifted = carried(held['transform'], to_scene(hand2['position'], hand2['orientation']), to_scene(hand3['position'], hand3['orientation']))
+    placed = lambda: next((m['transform'] for m in (last_status(c) or {}).get('moved', []) if m['instance'] == held['instance']), None)
+    c.wait_for('the object lifted by the trigger\'s hand', lambda: placed() and close(placed(), lifted), timeout=20)
+    fake('disconnect("left")')
+    c.wait_for('the lost controller to let go', lambda: not c.js('return window.tessera.grab.active'), timeout=10)
+    ended = [e['type'] for e in c.js('return window.__fakeXr.inputEvents') if e['handedness'] == 'left']
+    assert ended[-2:] == ['selectstart', 'selectend'], f'a controller lost mid-grab: {ended}'
+    sent = len(moves())
+    xr_frames_pass(c, 10)
+    assert len(moves()) == sent, f'moves after the controller went: {moves()[sent:]}'
+    assert close(placed(), lifted), 'the object did not stay where the lost controller left it'
+    assert c.master.running() and c.js('return window.tessera.xr.active'), 'the session did not go on'
+
+
 def main():
     return run_case(__doc__, {name[5:]: case for name, case in globals().items() if name.startswith('case_')})
 
