@@ -1,11 +1,14 @@
 // Things that move in a live session (docs/live-session.md, PROTOCOL.md "Things that move"): the scene
 // clock plays, pauses and seeks; clock, pick and move messages are checked, a bad one is one event and
-// the session goes on; a moving scene renders the held pose afresh instead of refining it; every frame
-// names the scene time it was rendered at.
+// the session goes on; a held pose renders afresh when something in its view moved, else its refinement
+// goes on (at the instant of its first frame), also while the clock plays; every frame names the scene
+// time it was rendered at.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
 
 #include "common/base/error.h"
 #include "live_test_support.h"
@@ -75,28 +78,49 @@ TEST(LiveMotionPieces, ClockPickAndMoveMessagesAreCheckedNotFatal) {
   }
 }
 
-TEST(LiveMotionPieces, MovingSceneRendersTheHeldPoseAfreshInsteadOfRefiningIt) {
+TEST(LiveMotionPieces, AHeldPoseRendersAfreshWhenItsViewSawMotionElseItsRefinementGoesOn) {
   LivePoseSource source;
   source.set_refinement(4, true);
   master::PoseSample pose;
   pose.id = 5;
   source.submit(pose);
   ASSERT_TRUE(source.poll().pose);
-  source.set_moving(true);
-  for (int i = 0; i < 10; ++i) {  // as long as it plays: every frame a first sample of the held pose
+  bool in_view = true;
+  std::vector<uint64_t> asked;
+  source.set_motion_check([&](const master::PoseSample& held) {
+    asked.push_back(held.id);
+    return in_view;
+  });
+  for (int i = 0; i < 10; ++i) {  // as long as something in view moves: every frame a first sample of the held pose
     const auto again = source.poll().pose;
     ASSERT_TRUE(again);
     EXPECT_EQ(again->id, 5u);
     EXPECT_EQ(again->refinement, 0u);
     EXPECT_EQ(again->aa_sample, 0u);
   }
-  source.set_moving(false);  // paused: the last instant is refined up to the cap
+  EXPECT_EQ(asked, std::vector<uint64_t>(10, 5));
+  in_view = false;  // motion out of view (or none): the last picture is refined up to the cap
   for (uint32_t k = 1; k < 4; ++k) {
     const auto refined = source.poll().pose;
     ASSERT_TRUE(refined);
     EXPECT_EQ(refined->refinement, k);
+    EXPECT_EQ(refined->aa_sample, k);
   }
   EXPECT_FALSE(source.poll().pose);
+  in_view = true;  // capped, then something in view moves: a new picture of the held pose
+  const auto after_cap = source.poll().pose;
+  ASSERT_TRUE(after_cap);
+  EXPECT_EQ(after_cap->refinement, 0u);
+  in_view = false;
+  EXPECT_EQ(source.poll().pose->refinement, 1u);
+  // A new pose is not asked about: its first frame is a new picture anyway.
+  asked.clear();
+  pose.id = 6;
+  source.submit(pose);
+  EXPECT_EQ(source.poll().pose->id, 6u);
+  EXPECT_TRUE(asked.empty());
+  source.set_motion_check({});  // nothing moves: refined as before
+  EXPECT_EQ(source.poll().pose->refinement, 1u);
 }
 
 // ---- a live master with two workers (the Cornell box: a single-level scene, nothing animated) ----
@@ -219,6 +243,47 @@ TEST(LiveMotion, APickedInstanceIsMovedAndEveryWorkerRendersTheNextFramesWithIt)
   ASSERT_TRUE(frame_of_pose(d, 3)) << m.log();
   EXPECT_EQ(m.log().find(" refused it: "), std::string::npos) << m.log();  // no worker refused a frame
   EXPECT_FALSE(m.master->wait(0ms).has_value());
+}
+
+// Path tracing a held view while the clock plays: the sliding cube behind the camera leaves the view's
+// accumulation going (its samples rise to the cap, every frame at the instant of the first), the same
+// slide in view restarts it every frame.
+TEST(LiveMotion, PathtraceRefinesAHeldViewWhileOnlyThingsOutOfViewMove) {
+  testing::TempDir scenes("live_cubes_pathtrace");
+  LiveMaster m({"--mode", "pathtrace", "--spp", "2", "--max-path-samples", "16"}, {"--device", "host", "--threads", "1"}, false, {},
+               testing::pack_two_cubes(scenes.path()));
+  ASSERT_NE(m.port, 0) << m.log();
+  LiveClient d = driver(m);
+  // Frames until none came for 2.5 s (or 20 s passed): the most samples, the scene times, the count.
+  struct Seen {
+    uint32_t most = 0;
+    std::set<double> times;
+    size_t frames = 0;
+  };
+  const auto frames_until_quiet = [&](uint64_t pose, std::chrono::milliseconds quiet, std::chrono::seconds limit) {
+    Seen seen;
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+      const auto f = next_frame(d, quiet);
+      if (!f) break;
+      if (f->header["pose_id"] != pose) continue;
+      seen.most = std::max(seen.most, f->header["samples"].get<uint32_t>());
+      seen.times.insert(f->header["scene_time"].get<double>());
+      ++seen.frames;
+    }
+    return seen;
+  };
+  d.send_text(pose_message(1, {0, 0, 10}).dump());  // looking down +z, away from both cubes
+  ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
+  const Seen away = frames_until_quiet(1, 2500ms, 20s);
+  EXPECT_EQ(away.most, 16u) << m.log();
+  EXPECT_EQ(away.times.size(), 1u) << "the refinements left the first frame's instant";
+  d.send_text(pose_message(2, {0, 0, -10}).dump());  // looking at them: the slide is in view
+  ASSERT_TRUE(frame_of_pose(d, 2)) << m.log();
+  const Seen facing = frames_until_quiet(2, 2500ms, 3s);
+  EXPECT_GE(facing.frames, 3u) << m.log();
+  EXPECT_EQ(facing.most, 2u) << "samples of different instants were averaged";
+  EXPECT_GE(facing.times.size(), facing.frames - 1);
 }
 
 }  // namespace

@@ -26,12 +26,20 @@ void LivePoseSource::set_refinement(uint32_t frames_per_pose, bool jitter) {
   if (wake) wake();
 }
 
-void LivePoseSource::set_moving(bool moving) {
+void LivePoseSource::set_motion_check(std::function<bool(const PoseSample&)> moved_in_view) {
   std::function<void()> wake;
   {
     std::lock_guard lock(mutex_);
-    if (moving == moving_) return;
-    moving_ = moving;
+    moved_in_view_ = std::move(moved_in_view);
+    wake = wake_;
+  }
+  if (wake) wake();
+}
+
+void LivePoseSource::scene_changed() {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mutex_);
     wake = wake_;
   }
   if (wake) wake();
@@ -48,7 +56,7 @@ void LivePoseSource::close() {
 }
 
 PoseSource::Offer LivePoseSource::poll() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (closed_) return {std::nullopt, true};
   if (waiting_) {
     held_ = std::move(waiting_);
@@ -58,15 +66,28 @@ PoseSource::Offer LivePoseSource::poll() {
     issued_ = 1;
     return {held_, false};
   }
-  if (held_ && moving_) {  // a new instant of the scene: a first sample again
-    PoseSample again = *held_;
-    again.refinement = 0;
-    again.aa_sample = 0;
-    again.acquired = std::chrono::steady_clock::now();
-    issued_ = 1;
-    return {again, false};
+  if (!held_) return {};
+  if (moved_in_view_) {
+    // The check takes the session's own lock, which is held while it calls in here: ask it unlocked.
+    const PoseSample held = *held_;
+    const auto moved_in_view = moved_in_view_;
+    lock.unlock();
+    const bool moved = moved_in_view(held);
+    lock.lock();
+    if (closed_ || waiting_ || !held_ || held_->id != held.id) {  // changed meanwhile
+      lock.unlock();
+      return poll();
+    }
+    if (moved) {  // a new picture: a first sample again
+      PoseSample again = *held_;
+      again.refinement = 0;
+      again.aa_sample = 0;
+      again.acquired = std::chrono::steady_clock::now();
+      issued_ = 1;
+      return {again, false};
+    }
   }
-  if (!held_ || issued_ >= frames_per_pose_) return {};
+  if (issued_ >= frames_per_pose_) return {};
   PoseSample refined = *held_;
   refined.refinement = issued_;
   refined.aa_sample = jitter_ ? issued_ : 0;

@@ -3,7 +3,7 @@
 // a frame starts from the freshest head pose). When the pose holds, the session gets refinements
 // of it instead, up to a limit: more jittered samples (raytrace, vct: aa_sample 1, 2, ...) or more
 // accumulated path samples (pathtrace: the same view again), then nothing until the next pose.
-// While the scene moves, the held pose renders afresh instead (set_moving).
+// When something the held view shows moved (set_motion_check), the held pose renders afresh instead.
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -22,10 +22,13 @@ class LivePoseSource final : public PoseSource {
   // The held pose `pose_id`'s frames reached their cap (the workers' path tracer kept accumulating
   // across a settings change, so counting frames here would overshoot): no more refinements of it.
   void enough_samples(uint64_t pose_id);
-  // The scene moves (its clock plays over animations): the held pose renders afresh, frame after
-  // frame, instead of being refined (samples of different instants must not be averaged). Off: the
-  // last of those frames is refined as any held pose.
-  void set_moving(bool moving);
+  // Asked before every further frame of the held pose (on the thread that polls, without this
+  // source's lock): whether something its view shows moved since the pose's last first frame. Then
+  // the held pose renders afresh from its first sample (samples of different pictures must not be
+  // averaged), else its refinement goes on; none: nothing moves.
+  void set_motion_check(std::function<bool(const PoseSample& held)> moved_in_view);
+  // Something in the scene moved: the session polls again now (the motion check decides).
+  void scene_changed();
   void close();  // poll() reports the end
 
   Offer poll() override;
@@ -41,9 +44,10 @@ class LivePoseSource final : public PoseSource {
   std::optional<PoseSample> waiting_, held_;
   uint32_t issued_ = 0;  // frames handed out for held_
   uint32_t frames_per_pose_ = 1;
-  bool jitter_ = false, closed_ = false, moving_ = false;
+  bool jitter_ = false, closed_ = false;
   uint64_t received_ = 0;
   std::function<void()> wake_;
+  std::function<bool(const PoseSample&)> moved_in_view_;
 };
 
 }  // namespace tessera::master::live

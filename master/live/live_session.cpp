@@ -60,7 +60,7 @@ bool accumulates_here(const std::string& mode) { return mode == "raytrace" || mo
 LiveSession::LiveSession(LiveOptions options, const SceneFile& scene, const SessionOptions& initial, LivePoseSource& poses)
     : options_(std::move(options)), scene_(scene), poses_(poses), current_(initial), clock_(initial.time_scale, initial.scene_time_start) {
   if (scene_.instances > 0) picker_ = std::make_unique<ScenePicker>(scene_);
-  poses_.set_moving(clock_.playing() && scene_.animated);
+  poses_.set_motion_check([this](const PoseSample& held) { return held_view_moved(held); });
   JpegEncoder check(options_.jpeg_quality);  // refuses a bad quality before anything starts
   if (options_.max_samples < 1 || options_.max_samples > 4096) throw Error("--max-samples must be in 1..4096");
   current_.stereo = current_.stereo || current_.ipd > 0;
@@ -70,7 +70,10 @@ LiveSession::LiveSession(LiveOptions options, const SceneFile& scene, const Sess
   refinement_for(current_);
 }
 
-LiveSession::~LiveSession() { stop(); }
+LiveSession::~LiveSession() {
+  poses_.set_motion_check({});
+  stop();
+}
 
 void LiveSession::start() {
   encoder_ = std::thread([this] { encode_loop(); });
@@ -262,13 +265,16 @@ void LiveSession::frame_options_changed() {
   send_session_messages();
 }
 
-void LiveSession::update_frame_options(SessionOptions& options) {
+// A pose's first frame shows the scene as it is now; its refinements show that instant again.
+void LiveSession::update_frame_options(SessionOptions& options, const PoseSample& pose) {
   std::lock_guard lock(mutex_);
   options.aux = aux_;
   options.sun = sun_;
-  options.scene_time = clock_.now();
+  if (pose.refinement == 0 || !held_instant_ || held_instant_->pose_id != pose.id)
+    held_instant_ = SceneInstant{pose.id, clock_.now(), placed_, {}};
+  options.scene_time = held_instant_->time;
   options.instance_transforms.clear();
-  for (const auto& [instance, world] : placed_) options.instance_transforms.push_back({instance, world});
+  for (const auto& [instance, world] : held_instant_->placed) options.instance_transforms.push_back({instance, world});
 }
 
 void LiveSession::book_page_times(const Displayed& shown, LiveFrameStats& frame) {

@@ -53,7 +53,7 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   void tick() override;
   std::optional<SessionOptions> take_options() override;
   bool options_pending() const override;
-  void update_frame_options(SessionOptions& options) override;
+  void update_frame_options(SessionOptions& options, const PoseSample& pose) override;
   void settings_rejected(const std::string& why) override;
   void finish_records(std::vector<FrameRecord>& records) override;
 
@@ -107,7 +107,11 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   void clock_change(const ClockChange& change);
   void move(const Move& move);
   void pick(uint64_t connection, const Pick& pick);
-  void scene_moved();  // the held view renders afresh; frames follow one another while animations play
+  void clock_moved();  // the held view renders afresh at the clock's new time or state
+  // The render thread, before each further frame of the held pose (LivePoseSource::set_motion_check):
+  // whether an instance in its rendered eyes' view moved since its instant (motion_in_view.h).
+  bool held_view_moved(const PoseSample& held);
+  std::vector<EyeView> rendered_eye_views(const PoseSample& pose) const;  // mutex_ held
   nlohmann::json clock_json() const;
   nlohmann::json moved_json() const;
   void light(const Light& light);                    // mutex_ held
@@ -150,6 +154,16 @@ class LiveSession final : public SessionObserver, public ConnectionHandler {
   SceneClock clock_;
   std::map<uint32_t, Transform3x4> placed_;
   std::unique_ptr<ScenePicker> picker_;  // instanced scenes: the master's host copy, for pick
+  // The instant the held pose's frames show: the clock's time and the placed instances when its last
+  // first frame opened. Its refinements render it again (so the workers' path-traced accumulation
+  // goes on) until something in view moved.
+  struct SceneInstant {
+    uint64_t pose_id = 0;
+    double time = 0;
+    std::map<uint32_t, Transform3x4> placed;
+    std::vector<Aabb> boxes;  // every instance's world box then (filled when first asked)
+  };
+  std::optional<SceneInstant> held_instant_;
   std::map<uint64_t, double> pose_times_;  // the driver's recent pose ids -> its clock
   std::map<uint64_t, LiveFrameStats> frames_;
   std::map<uint64_t, Clock::time_point> queued_at_;  // frame messages handed to the server

@@ -190,7 +190,7 @@ bool RenderSession::open_next_frame() {
   frame.index = frames_opened_++;
   frame.pose = *pose;
   frame.opened = Clock::now();
-  if (observer_) observer_->update_frame_options(options_);
+  if (observer_) observer_->update_frame_options(options_, *pose);
   const bool stereo = options_.stereo;
   const float fov = options_.fov ? *options_.fov : scene_.manifest.camera().vertical_fov_degrees();
   frame.eyes = rendered_eyes(*pose, {options_.width, options_.height, fov, stereo, options_.ipd, options_.guard_band_degrees,

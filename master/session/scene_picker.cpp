@@ -4,6 +4,7 @@
 #include "common/scene/packed_scene.h"
 #include "common/scene/scene_motion.h"
 #include "common/scene/scene_objects.h"
+#include "common/scene/top_level_bvh.h"
 #include "common/scene/tpk_file.h"
 #include "kernels/accel/instance_traverse.h"
 #include "master/cluster/scene_file.h"
@@ -22,14 +23,27 @@ uint32_t ScenePicker::instance_count() const { return motion_ ? motion_->instanc
 bool ScenePicker::animated() const { return motion_ && motion_->animated(); }
 double ScenePicker::duration_s() const { return motion_ ? motion_->duration() : 0.0; }
 
-std::optional<ScenePicker::Hit> ScenePicker::pick(const std::array<float, 3>& origin, const std::array<float, 3>& direction, double time,
-                                                  const std::map<uint32_t, Transform3x4>& placed) {
-  if (!motion_) return std::nullopt;
-  // Posed as the workers pose the next frame: the clock's time, then the moved instances on top.
+// Posed as the workers pose a frame: the clock's time, then the moved instances on top.
+void ScenePicker::pose(double time, const std::map<uint32_t, Transform3x4>& placed) {
   motion_->clear_instance_transforms();
   motion_->set_time(time);
   for (const auto& [instance, world] : placed)
     if (instance < motion_->instance_count()) motion_->set_instance_transform(instance, world);
+}
+
+std::vector<Aabb> ScenePicker::instance_boxes(double time, const std::map<uint32_t, Transform3x4>& placed) {
+  if (!motion_) return {};
+  pose(time, placed);
+  std::vector<Aabb> boxes;
+  boxes.reserve(motion_->instance_count());
+  for (const Instance& instance : motion_->instances()) boxes.push_back(transformed_bounds(motion_->object_bounds().at(instance.object), instance.world));
+  return boxes;
+}
+
+std::optional<ScenePicker::Hit> ScenePicker::pick(const std::array<float, 3>& origin, const std::array<float, 3>& direction, double time,
+                                                  const std::map<uint32_t, Transform3x4>& placed) {
+  if (!motion_) return std::nullopt;
+  pose(time, placed);
   const TopLevelBvh& top = motion_->top_level();
   const SceneView view = scene_->host_view();
   const InstanceView instances{top.instance_count, top.nodes.data(), top.instances.data(), object_words_.data()};

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/scene/aabb.h"
 #include "common/scene/scene_nodes.h"
 
 namespace tessera {
@@ -43,7 +44,13 @@ class ScenePicker {
   std::optional<Hit> pick(const std::array<float, 3>& origin, const std::array<float, 3>& direction, double time,
                           const std::map<uint32_t, Transform3x4>& placed);
 
+  // Every instance's world box (the scene's order) at scene time `time` with `placed` placed
+  // explicitly (motion_in_view.h); none for a single-level scene.
+  std::vector<Aabb> instance_boxes(double time, const std::map<uint32_t, Transform3x4>& placed);
+
  private:
+  void pose(double time, const std::map<uint32_t, Transform3x4>& placed);
+
   std::unique_ptr<PackedScene> scene_;
   std::unique_ptr<SceneMotion> motion_;  // none: a single-level scene
   std::vector<uint32_t> object_words_;   // the objects as kernels read them

@@ -49,8 +49,9 @@ class SessionObserver {
   virtual std::optional<SessionOptions> take_options() { return std::nullopt; }
   virtual bool options_pending() const { return false; }
   // Options that take effect with the next frame opened, without waiting for the frames in flight
-  // (depth and alpha outputs, the AR shadow catcher and sun): written into `options` (aux, sun).
-  virtual void update_frame_options(SessionOptions& options) {}
+  // (depth and alpha outputs, the AR shadow catcher and sun, the scene's instant): written into
+  // `options` (aux, sun, scene_time, instance_transforms) for the frame of `pose`.
+  virtual void update_frame_options(SessionOptions& options, const PoseSample& pose) {}
   virtual void settings_rejected(const std::string& why) {}
   virtual void finish_records(std::vector<FrameRecord>& records) {}  // before statistics are written
 };
