@@ -1267,7 +1267,12 @@ def case_xr_grab(c, args):
     c.start_master('--time-scale', '0', '--max-samples', '1', scene=tpk)
     c.open_page([fake_xr_script(xr_config())])
     c.js("document.getElementById('grab').click()")
-    pose = enter_xr(c)
+    first = enter_xr(c)
+    # The head looks where the scene camera looks (the XR space's anchor keeps its heading only).
+    camera = last_session(c)['scene']['camera']
+    pitch = math.degrees(math.asin(quat_rotate(camera['orientation'], [0, 0, -1])[1]))
+    c.js('window.__fakeXr.setPose(arguments[0])', xr_pose(0.0, BASE_VIEWER, pitch))
+    pose = c.wait_for('the pose looking at the scene', lambda: next((p for p in pose_messages(c) if 'views' in p and p['id'] > first['id']), None))
     wait_for_frame_of_pose(c, pose['id'])
     wait_until_quiet(c)
     eye_w, eye_h = xr_config()['eyeWidth'], xr_config()['eyeHeight']
@@ -1278,7 +1283,6 @@ def case_xr_grab(c, args):
 
     # The right hand, 20 cm right of and below the eyes, points at the middle of the scene camera's view
     # (where the flat grab test finds the cube); the left hand points away.
-    camera = last_session(c)['scene']['camera']
     aim = to_xr([a + 10 * b for a, b in zip(camera['position'], quat_rotate(camera['orientation'], [0, 0, -1]))])
     hand0 = {'position': [0.2, -0.2, 0.0], 'orientation': quat_looking([a - b for a, b in zip(aim, [0.2, -0.2, 0.0])])}
     fake('setController(arguments[0], arguments[1])', 'right', {'targetRay': hand0})
