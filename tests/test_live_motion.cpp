@@ -245,12 +245,13 @@ TEST(LiveMotion, APickedInstanceIsMovedAndEveryWorkerRendersTheNextFramesWithIt)
   EXPECT_FALSE(m.master->wait(0ms).has_value());
 }
 
-// Path tracing a held view while the clock plays: the sliding cube behind the camera leaves the view's
-// accumulation going (its samples rise to the cap, every frame at the instant of the first), the same
-// slide in view restarts it every frame.
-TEST(LiveMotion, PathtraceRefinesAHeldViewWhileOnlyThingsOutOfViewMove) {
-  testing::TempDir scenes("live_cubes_pathtrace");
-  LiveMaster m({"--mode", "pathtrace", "--spp", "2", "--max-path-samples", "16"}, {"--device", "host", "--threads", "1"}, false, {},
+// A held view while the clock plays: the sliding cube behind the camera leaves its refinement going
+// (its jittered samples rise to the cap, every frame at the instant of the first: path tracing's
+// accumulation goes on the same way, the workers keeping it while the instant stays), the same slide
+// in view restarts it every frame.
+TEST(LiveMotion, AHeldViewRefinesWhileOnlyThingsOutOfViewMove) {
+  testing::TempDir scenes("live_cubes_refine");
+  LiveMaster m({"--mode", "raytrace", "--max-samples", "8"}, {"--device", "host", "--threads", "1"}, false, {},
                testing::pack_two_cubes(scenes.path()));
   ASSERT_NE(m.port, 0) << m.log();
   LiveClient d = driver(m);
@@ -276,13 +277,13 @@ TEST(LiveMotion, PathtraceRefinesAHeldViewWhileOnlyThingsOutOfViewMove) {
   d.send_text(pose_message(1, {0, 0, 10}).dump());  // looking down +z, away from both cubes
   ASSERT_TRUE(frame_of_pose(d, 1)) << m.log();
   const Seen away = frames_until_quiet(1, 2500ms, 20s);
-  EXPECT_EQ(away.most, 16u) << m.log();
+  EXPECT_EQ(away.most, 8u) << m.log();
   EXPECT_EQ(away.times.size(), 1u) << "the refinements left the first frame's instant";
   d.send_text(pose_message(2, {0, 0, -10}).dump());  // looking at them: the slide is in view
   ASSERT_TRUE(frame_of_pose(d, 2)) << m.log();
   const Seen facing = frames_until_quiet(2, 2500ms, 3s);
   EXPECT_GE(facing.frames, 3u) << m.log();
-  EXPECT_EQ(facing.most, 2u) << "samples of different instants were averaged";
+  EXPECT_EQ(facing.most, 1u) << "samples of different instants were averaged";
   EXPECT_GE(facing.times.size(), facing.frames - 1);
 }
 
