@@ -298,6 +298,8 @@ def run_case(doc, cases):
     parser.add_argument('case', choices=sorted(cases))
     args = parser.parse_args()
     shared = os.environ.get('TESSERA_SHARED_DIR') or args.shared
+    if args.artifacts:
+        Path(args.artifacts).mkdir(parents=True, exist_ok=True)  # the cases write their images there
     c = LiveCluster(args.build, args.source, shared, args.keep)
     try:
         cases[args.case](c, args)
