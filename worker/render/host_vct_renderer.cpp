@@ -7,7 +7,6 @@
 #include "common/scene/scene_motion.h"
 #include "common/scene/scene_objects.h"
 #include "common/scene/top_level_view.h"
-#include "kernels/device/cpu/vct_update_cpu.h"
 #include "worker/render/vct_instances.h"
 
 namespace tessera {
@@ -78,8 +77,7 @@ VctUpdateTimes HostVctRenderer::place_instances(const TopLevelBvh& top) {
   } else {
     cpu::VctHostTimes t;
     cpu::VctUpdateCounts counts;
-    cpu::vct_update_region(grid_, view_, context_, plan.region, plan.world.min.data(), plan.world.max.data(), plan.spans,
-                           lights_, threads_, &t, &counts);
+    cpu::vct_update_region(grid_, view_, context_, plan.regions, plan.changed, lights_, threads_, &t, &counts);
     u.incremental = true;
     u.steps = from_host(t);
     u.region_voxels = counts.region_voxels;

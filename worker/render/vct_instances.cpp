@@ -32,13 +32,7 @@ bool overlaps(const VctRegion& a, const VctRegion& b) {
   return a.lo_x < b.hi_x && b.lo_x < a.hi_x && a.lo_y < b.hi_y && b.lo_y < a.hi_y && a.lo_z < b.hi_z && b.lo_z < a.hi_z;
 }
 
-void merge(VctRegion& into, const VctRegion& r, bool& first) {
-  if (empty(r)) return;
-  if (first) {
-    into = r;
-    first = false;
-    return;
-  }
+void merge(VctRegion& into, const VctRegion& r) {
   into.lo_x = std::min(into.lo_x, r.lo_x), into.lo_y = std::min(into.lo_y, r.lo_y), into.lo_z = std::min(into.lo_z, r.lo_z);
   into.hi_x = std::max(into.hi_x, r.hi_x), into.hi_y = std::max(into.hi_y, r.hi_y), into.hi_z = std::max(into.hi_z, r.hi_z);
 }
@@ -124,38 +118,52 @@ VctUpdatePlan vct_plan_update(const PackedScene& scene, const VctGridParams& par
   VctUpdatePlan plan;
   const std::vector<Aabb> old_boxes = vct_instance_boxes(scene, before), new_boxes = vct_instance_boxes(scene, now);
   const std::vector<uint32_t> old_slots = slots_by_id(before), new_slots = slots_by_id(now);
-  bool first = true;
+  std::vector<VctRegion> regions;
+  auto add = [&](const Aabb& box) {
+    plan.changed.insert(plan.changed.end(), {box.min[0], box.min[1], box.min[2], box.max[0], box.max[1], box.max[2]});
+    const VctRegion r = cpu::vct_align_region(params, voxels_of(params, box));
+    if (!empty(r)) regions.push_back(r);
+  };
   for (uint32_t id = 0; id < new_slots.size(); ++id) {
     const uint32_t s = new_slots[id], o = id < old_slots.size() ? old_slots[id] : TS_NO_INSTANCE;
     const uint32_t* a = now.instances.data() + size_t(TS_INSTANCE_WORDS) * s;
     if (o != TS_NO_INSTANCE && std::memcmp(a, before.instances.data() + size_t(TS_INSTANCE_WORDS) * o, 15 * 4) == 0) continue;
     ++plan.moved;
-    merge(plan.region, voxels_of(params, new_boxes[s]), first);
-    plan.world.extend(new_boxes[s].min), plan.world.extend(new_boxes[s].max);
-    if (o != TS_NO_INSTANCE) {
-      merge(plan.region, voxels_of(params, old_boxes[o]), first);
-      plan.world.extend(old_boxes[o].min), plan.world.extend(old_boxes[o].max);
-    }
+    add(new_boxes[s]);
+    if (o != TS_NO_INSTANCE) add(old_boxes[o]);
   }
-  if (plan.moved == 0) return plan;  // (moved only outside the grid: an empty region, shadows may still change)
+  // Overlapping boxes merged until the regions are disjoint (each voxel is then voxelized once).
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t i = 0; i < regions.size() && !merged; ++i)
+      for (size_t j = i + 1; j < regions.size() && !merged; ++j)
+        if (overlaps(regions[i], regions[j])) {
+          merge(regions[i], regions[j]);
+          regions.erase(regions.begin() + std::ptrdiff_t(j));
+          merged = true;
+        }
+  }
+  for (const VctRegion& r : regions) plan.regions.push_back({r, {}});
+  if (plan.moved == 0) return plan;  // (moved only outside the grid: no region, shadows may still change)
   const uint64_t n = params.resolution;
   plan.whole_grid = 2 * plan.region_voxels() > n * n * n;
-  if (plan.whole_grid) return plan;
-  if (!blocks) return plan;
-  // Runs of triangles of the instances that reach the region, merged where they follow each other.
+  if (plan.whole_grid || !blocks) return plan;
+  // Each region's runs of triangles of the instances that reach it, merged where they follow each other.
   const InstanceView view{now.instance_count, now.nodes.data(), now.instances.data(), nullptr};
-  uint32_t items = 0;
-  for (uint32_t s = 0; s < now.instance_count; ++s) {
-    if (!overlaps(voxels_of(params, new_boxes[s]), plan.region)) continue;
-    const uint32_t object = now.instances[size_t(TS_INSTANCE_WORDS) * s + 12];
-    const uint32_t begin = scene.object_first_triangles()[object], end = object_end(scene, object);
-    for (uint32_t t = begin, b = blocks->first_box[object]; t < end; t += kVctBlockTriangles, ++b) {
-      if (!overlaps(voxels_of(params, world_box(view, s, blocks->boxes[b])), plan.region)) continue;
-      const uint32_t count = std::min(end, t + kVctBlockTriangles) - t;
-      uint4* last = plan.spans.empty() ? nullptr : &plan.spans.back();
-      if (last && last->x == s && last->y + last->z == t) last->z += count;
-      else plan.spans.push_back({s, t, count, items});
-      items += count;
+  for (cpu::VctUpdateRegion& region : plan.regions) {
+    uint32_t items = 0;
+    for (uint32_t s = 0; s < now.instance_count; ++s) {
+      if (!overlaps(voxels_of(params, new_boxes[s]), region.voxels)) continue;
+      const uint32_t object = now.instances[size_t(TS_INSTANCE_WORDS) * s + 12];
+      const uint32_t begin = scene.object_first_triangles()[object], end = object_end(scene, object);
+      for (uint32_t t = begin, b = blocks->first_box[object]; t < end; t += kVctBlockTriangles, ++b) {
+        if (!overlaps(voxels_of(params, world_box(view, s, blocks->boxes[b])), region.voxels)) continue;
+        const uint32_t count = std::min(end, t + kVctBlockTriangles) - t;
+        uint4* last = region.spans.empty() ? nullptr : &region.spans.back();
+        if (last && last->x == s && last->y + last->z == t) last->z += count;
+        else region.spans.push_back({s, t, count, items});
+        items += count;
+      }
     }
   }
   return plan;

@@ -3,13 +3,14 @@
 // instance's object triangles carried there by its transform (kernels/vct/vct_voxelize.h, spans). The
 // grid's geometry is fixed when the renderer is made, around the instances as packed (time 0); what
 // moves outside it later has no voxels. When instances move, vct_plan_update says where the grid must
-// change: the region of level-0 voxels over the moved instances' old and new world boxes, and the
-// instances whose triangles reach it.
+// change: regions of level-0 voxels over the moved instances' old and new world boxes (overlapping
+// ones merged), and the runs of triangles that reach each.
 #include <span>
 #include <vector>
 
 #include "common/scene/packed_scene.h"
 #include "common/scene/top_level_bvh.h"
+#include "kernels/device/cpu/vct_update_cpu.h"
 #include "kernels/vct/vct_voxelize.h"
 
 namespace tessera {
@@ -35,12 +36,14 @@ VctTriangleBlocks vct_triangle_blocks(const PackedScene& scene);
 
 struct VctUpdatePlan {
   uint32_t moved = 0;          // instances whose transform changed
-  bool whole_grid = false;     // the region is over half the grid: voxelize everything again
-  VctRegion region{};          // level-0 voxels to voxelize again (brick-aligned, inside the grid)
-  Aabb world;                  // where geometry changed: the moved instances' old and new boxes
-  std::vector<uint4> spans;    // the triangles (runs of them) of every instance of `now` that reach the region
+  bool whole_grid = false;     // the regions cover over half the grid: voxelize everything again
+  std::vector<cpu::VctUpdateRegion> regions;  // disjoint boxes of level-0 voxels (whole bricks) and their triangles
+  std::vector<float> changed;  // where geometry changed: the moved instances' old and new world boxes, 6 floats each
   uint64_t region_voxels() const {
-    return uint64_t(region.hi_x - region.lo_x) * uint64_t(region.hi_y - region.lo_y) * uint64_t(region.hi_z - region.lo_z);
+    uint64_t v = 0;
+    for (const auto& r : regions)
+      v += uint64_t(r.voxels.hi_x - r.voxels.lo_x) * uint64_t(r.voxels.hi_y - r.voxels.lo_y) * uint64_t(r.voxels.hi_z - r.voxels.lo_z);
+    return v;
   }
 };
 

@@ -29,7 +29,7 @@ struct CellBox {
   }
 };
 
-// The cells of every level whose voxels the update recomputes: level 0 the region's, each coarser
+// The cells of every level whose voxels the update recomputes: level 0 a region's, each coarser
 // level those over the previous level's voxels.
 std::vector<CellBox> region_cells(const VctGridParams& p, const VctRegion& r) {
   std::vector<CellBox> boxes(p.level_count);
@@ -75,12 +75,16 @@ bool segment_crosses(float3 a, float3 d, float t_end, const float lo[3], const f
 // 1.5 voxels of the centre (on the voxel's plane, half a voxel toward the light), so the box is taken
 // 2 voxels larger: every segment from such a start to the light then stays within it where the
 // segment from the centre does not.
-bool shadow_may_cross(float3 c, std::span<const VctLight> lights, const float lo[3], const float hi[3]) {
-  for (const VctLight& l : lights) {
-    if (l.type == TS_VCT_LIGHT_DIRECTIONAL) {
-      if (segment_crosses(c, make_float3(-l.x, -l.y, -l.z), INFINITY, lo, hi)) return true;
-    } else if (segment_crosses(c, v3_sub(make_float3(l.x, l.y, l.z), c), 1.0f, lo, hi)) {
-      return true;
+bool shadow_may_cross(float3 c, std::span<const VctLight> lights, std::span<const float> boxes) {
+  for (size_t b = 0; b + 6 <= boxes.size(); b += 6) {
+    const float* lo = boxes.data() + b;
+    const float* hi = lo + 3;
+    for (const VctLight& l : lights) {
+      if (l.type == TS_VCT_LIGHT_DIRECTIONAL) {
+        if (segment_crosses(c, make_float3(-l.x, -l.y, -l.z), INFINITY, lo, hi)) return true;
+      } else if (segment_crosses(c, v3_sub(make_float3(l.x, l.y, l.z), c), 1.0f, lo, hi)) {
+        return true;
+      }
     }
   }
   return false;
@@ -88,42 +92,60 @@ bool shadow_may_cross(float3 c, std::span<const VctLight> lights, const float lo
 
 }  // namespace
 
-void vct_update_region(VctGridData& grid, const SceneView& scene, const ShadingContext& shading, VctRegion region,
-                       const float world_lo[3], const float world_hi[3], std::span<const uint4> spans,
+VctRegion vct_align_region(const VctGridParams& params, VctRegion r) {
+  const int n = int(params.resolution);
+  r.lo_x = std::clamp(r.lo_x & ~3, 0, n), r.lo_y = std::clamp(r.lo_y & ~3, 0, n), r.lo_z = std::clamp(r.lo_z & ~3, 0, n);
+  r.hi_x = std::clamp((r.hi_x + 3) & ~3, 0, n), r.hi_y = std::clamp((r.hi_y + 3) & ~3, 0, n), r.hi_z = std::clamp((r.hi_z + 3) & ~3, 0, n);
+  return r;
+}
+
+void vct_update_region(VctGridData& grid, const SceneView& scene, const ShadingContext& shading,
+                       std::span<const VctUpdateRegion> regions, std::span<const float> changed_boxes,
                        std::span<const VctLight> lights, unsigned threads, VctHostTimes* times, VctUpdateCounts* counts) {
   VctGridParams& p = grid.params;
   const uint32_t levels = p.level_count, total_cells = vct_total_cells(p);
   if (grid.masks.size() != 2 * size_t(total_cells)) throw Error("vct update: the grid kept no brick masks");
-  const int n = int(p.resolution);
-  region.lo_x = std::clamp(region.lo_x & ~3, 0, n), region.lo_y = std::clamp(region.lo_y & ~3, 0, n);
-  region.lo_z = std::clamp(region.lo_z & ~3, 0, n);
-  region.hi_x = std::clamp((region.hi_x + 3) & ~3, 0, n), region.hi_y = std::clamp((region.hi_y + 3) & ~3, 0, n);
-  region.hi_z = std::clamp((region.hi_z + 3) & ~3, 0, n);
   VctHostTimes local;
   VctHostTimes& t = times ? *times : local;
   t = {};
   VctUpdateCounts tally;
-  const std::vector<CellBox> boxes = region_cells(p, region);
+  // Each region's cells, level by level (the regions are disjoint bricks at level 0; above, their cells may
+  // share parents, which are recomputed from all their children either way).
+  std::vector<std::vector<CellBox>> boxes;
+  for (const VctUpdateRegion& r : regions) boxes.push_back(region_cells(p, r.voxels));
+  auto recomputed = [&](uint32_t level, uint32_t cell) {
+    uint32_t c[3];
+    cell_coords(cell, vct_level_bricks(&p, level), c);
+    for (const auto& b : boxes)
+      if (b[level].contains(c[0], c[1], c[2])) return true;
+    return false;
+  };
   uint32_t* masks = grid.masks.data();
 
-  // 1. Structure: the region's level-0 masks cleared and marked again, then each coarser level's masks
-  //    over the cells above it, from all their children.
+  // 1. Structure: the regions' level-0 masks cleared and marked again, then each coarser level's masks
+  //    over the cells above them, from all their children.
   auto start = Clock::now();
-  vct_parallel_for(boxes[0].count(), threads, [&](uint64_t k) {
-    const uint32_t cell = p.map_offset[0] + boxes[0].cell(k, vct_level_bricks(&p, 0));
-    masks[2 * size_t(cell)] = masks[2 * size_t(cell) + 1] = 0;
-  });
-  vct_voxelize_pass(scene, shading, p, region, spans, TS_VCT_PASS_MARK, masks, nullptr, nullptr, nullptr, threads);
-  for (uint32_t l = 0; l + 1 < levels; ++l) {
-    const CellBox& parents = boxes[l + 1];
-    const uint32_t pm = vct_level_bricks(&p, l + 1), cm = vct_level_bricks(&p, l);
-    for (uint64_t k = 0; k < parents.count(); ++k) {
-      const uint32_t cell = p.map_offset[l + 1] + parents.cell(k, pm);
+  for (size_t r = 0; r < regions.size(); ++r) {
+    vct_parallel_for(boxes[r][0].count(), threads, [&](uint64_t k) {
+      const uint32_t cell = p.map_offset[0] + boxes[r][0].cell(k, vct_level_bricks(&p, 0));
       masks[2 * size_t(cell)] = masks[2 * size_t(cell) + 1] = 0;
+    });
+    vct_voxelize_pass(scene, shading, p, regions[r].voxels, regions[r].spans, TS_VCT_PASS_MARK, masks, nullptr, nullptr,
+                      nullptr, threads);
+  }
+  for (uint32_t l = 0; l + 1 < levels; ++l) {
+    const uint32_t pm = vct_level_bricks(&p, l + 1), cm = vct_level_bricks(&p, l);
+    for (const auto& b : boxes)
+      for (uint64_t k = 0; k < b[l + 1].count(); ++k) {
+        const uint32_t cell = p.map_offset[l + 1] + b[l + 1].cell(k, pm);
+        masks[2 * size_t(cell)] = masks[2 * size_t(cell) + 1] = 0;
+      }
+    for (const auto& b : boxes) {
+      CellBox children;
+      for (int a = 0; a < 3; ++a)
+        children.lo[a] = std::min(2 * b[l + 1].lo[a], cm), children.hi[a] = std::min(2 * b[l + 1].hi[a], cm);
+      vct_parallel_for(children.count(), threads, [&](uint64_t k) { vct_parent_masks_cell(&p, l, children.cell(k, cm), masks); });
     }
-    CellBox children;
-    for (int a = 0; a < 3; ++a) children.lo[a] = std::min(2 * parents.lo[a], cm), children.hi[a] = std::min(2 * parents.hi[a], cm);
-    vct_parallel_for(children.count(), threads, [&](uint64_t k) { vct_parent_masks_cell(&p, l, children.cell(k, cm), masks); });
   }
 
   // 2. The sparse layout again from the masks; the old arrays are kept to copy what did not change.
@@ -147,8 +169,8 @@ void vct_update_region(VctGridData& grid, const SceneView& scene, const ShadingC
   grid.normal.resize(count0);
   for (uint32_t l = 1; l < levels; ++l) {  // the dense words of recomputed cells: empty until their mips
     const uint32_t m = vct_level_bricks(&p, l);
-    for (uint64_t k = 0; k < boxes[l].count(); ++k)
-      std::fill_n(grid.dense.begin() + p.dense_offset[l] + 64 * size_t(boxes[l].cell(k, m)), 64, 0u);
+    for (const auto& b : boxes)
+      for (uint64_t k = 0; k < b[l].count(); ++k) std::fill_n(grid.dense.begin() + p.dense_offset[l] + 64 * size_t(b[l].cell(k, m)), 64, 0u);
   }
   std::fill(counters.begin(), counters.end(), 0u);
   for (uint32_t l = 0; l < levels; ++l)
@@ -161,11 +183,6 @@ void vct_update_region(VctGridData& grid, const SceneView& scene, const ShadingC
     uint32_t l = 0;
     while (b >= p.brick_offset[l + 1]) ++l;
     return l;
-  };
-  auto recomputed = [&](uint32_t level, uint32_t cell) {
-    uint32_t c[3];
-    cell_coords(cell, vct_level_bricks(&p, level), c);
-    return boxes[level].contains(c[0], c[1], c[2]);
   };
   vct_parallel_for(p.brick_offset[levels], threads, [&](uint64_t b) {
     const uint4 rec = grid.bricks[b];
@@ -183,42 +200,46 @@ void vct_update_region(VctGridData& grid, const SceneView& scene, const ShadingC
   old = {};
   t.structure_ms = ms_since(start);
 
-  // 3. The region's attributes: its fragments summed into accumulators of its voxels alone (a copy of
-  //    the level-0 bricks whose first voxel counts from the region's first).
+  // 3. The regions' attributes: their fragments summed into accumulators of their voxels alone (a copy
+  //    of the level-0 bricks whose first voxel counts from the region's first), region by region.
   start = Clock::now();
-  std::vector<uint32_t> region_bricks;
-  for (uint32_t b = 0; b < p.brick_offset[1]; ++b)
-    if (recomputed(0, grid.bricks[b].w)) region_bricks.push_back(b);
   std::vector<uint4> local_bricks(grid.bricks.begin(), grid.bricks.begin() + p.brick_offset[1]);
-  std::vector<uint32_t> local_first(region_bricks.size());
-  uint32_t region_voxels = 0;
-  for (size_t k = 0; k < region_bricks.size(); ++k) {
-    uint4& rec = local_bricks[region_bricks[k]];
-    local_first[k] = region_voxels;
-    rec.z = region_voxels;
-    region_voxels += uint32_t(std::popcount(rec.x) + std::popcount(rec.y));
+  for (size_t r = 0; r < regions.size(); ++r) {
+    std::vector<uint32_t> region_bricks;
+    for (uint32_t b = 0; b < p.brick_offset[1]; ++b) {
+      uint32_t c[3];
+      cell_coords(grid.bricks[b].w, vct_level_bricks(&p, 0), c);
+      if (boxes[r][0].contains(c[0], c[1], c[2])) region_bricks.push_back(b);
+    }
+    std::vector<uint32_t> local_first(region_bricks.size());
+    uint32_t region_voxels = 0;
+    for (size_t k = 0; k < region_bricks.size(); ++k) {
+      uint4& rec = local_bricks[region_bricks[k]];
+      local_first[k] = region_voxels;
+      rec.z = region_voxels;
+      region_voxels += uint32_t(std::popcount(rec.x) + std::popcount(rec.y));
+    }
+    tally.region_voxels += region_voxels;
+    std::vector<uint32_t> accum(size_t(TS_VCT_ACCUM_WORDS) * region_voxels, 0);
+    vct_voxelize_pass(scene, shading, p, regions[r].voxels, regions[r].spans, TS_VCT_PASS_ACCUMULATE, nullptr,
+                      grid.map.data(), local_bricks.data(), accum.data(), threads);
+    vct_parallel_for(region_bricks.size(), threads, [&](uint64_t k) {
+      const uint4 rec = grid.bricks[region_bricks[k]];
+      const uint32_t count = uint32_t(std::popcount(rec.x) + std::popcount(rec.y));
+      for (uint32_t v = 0; v < count; ++v)
+        vct_finalize_voxel(&shading.color, v, accum.data() + size_t(TS_VCT_ACCUM_WORDS) * local_first[k],
+                           grid.albedo.data() + rec.z, grid.normal.data() + rec.z);
+    });
   }
-  tally.region_voxels = region_voxels;
-  std::vector<uint32_t> accum(size_t(TS_VCT_ACCUM_WORDS) * region_voxels, 0);
-  vct_voxelize_pass(scene, shading, p, region, spans, TS_VCT_PASS_ACCUMULATE, nullptr, grid.map.data(), local_bricks.data(),
-                    accum.data(), threads);
-  vct_parallel_for(region_bricks.size(), threads, [&](uint64_t k) {
-    const uint4 rec = grid.bricks[region_bricks[k]];
-    const uint32_t count = uint32_t(std::popcount(rec.x) + std::popcount(rec.y));
-    for (uint32_t v = 0; v < count; ++v)
-      vct_finalize_voxel(&shading.color, v, accum.data() + size_t(TS_VCT_ACCUM_WORDS) * local_first[k],
-                         grid.albedo.data() + rec.z, grid.normal.data() + rec.z);
-  });
-  accum = {};
   t.attributes_ms = ms_since(start);
 
-  // 4. Light: the region's voxels, and those elsewhere whose shadow rays may cross the changed box.
+  // 4. Light: the regions' voxels, and those elsewhere whose shadow rays may cross a changed box.
   start = Clock::now();
   std::vector<std::vector<uint8_t>> dirty(levels);
   for (uint32_t l = 0; l < levels; ++l) dirty[l].assign(vct_level_cells(p, l), 0);
   const float margin = 2.0f * p.voxel_size;
-  const float lo[3] = {world_lo[0] - margin, world_lo[1] - margin, world_lo[2] - margin};
-  const float hi[3] = {world_hi[0] + margin, world_hi[1] + margin, world_hi[2] + margin};
+  std::vector<float> grown(changed_boxes.begin(), changed_boxes.end());
+  for (size_t k = 0; k < grown.size(); ++k) grown[k] += k % 6 < 3 ? -margin : margin;
   std::atomic<uint64_t> tested{0}, changed{0};
   vct_parallel_for(p.brick_offset[1], threads, [&](uint64_t b) {
     const uint4 rec = grid.bricks[b];
@@ -228,7 +249,7 @@ void vct_update_region(VctGridData& grid, const SceneView& scene, const ShadingC
     for (uint32_t i = rec.z; i < rec.z + count; ++i) {
       if (!inside) {
         const uint32_t pw = grid.positions[i];
-        if (!shadow_may_cross(vct_voxel_center(&p, 0, vct_pos_x(pw), vct_pos_y(pw), vct_pos_z(pw)), lights, lo, hi)) continue;
+        if (!shadow_may_cross(vct_voxel_center(&p, 0, vct_pos_x(pw), vct_pos_y(pw), vct_pos_z(pw)), lights, grown)) continue;
         ++brick_tested;
       }
       const uint32_t w = vct_relight_voxel(&scene, &shading.color, &p, lights.data(), uint32_t(lights.size()), i,
@@ -249,7 +270,8 @@ void vct_update_region(VctGridData& grid, const SceneView& scene, const ShadingC
   const VctGrid g = grid.view();
   for (uint32_t l = 1; l < levels; ++l) {
     const uint32_t m = vct_level_bricks(&p, l), cm = vct_level_bricks(&p, l - 1);
-    for (uint64_t k = 0; k < boxes[l].count(); ++k) dirty[l][boxes[l].cell(k, m)] = 1;
+    for (const auto& b : boxes)
+      for (uint64_t k = 0; k < b[l].count(); ++k) dirty[l][b[l].cell(k, m)] = 1;
     for (uint32_t c = 0; c < dirty[l - 1].size(); ++c) {
       if (!dirty[l - 1][c]) continue;
       uint32_t xyz[3];
