@@ -94,8 +94,9 @@ TEST(InstancedVct, IdentityInstancesRenderTheFlattenedImage) {
   EXPECT_LT(psnr_rgb(groups, ImageRgba8(64, 48, Rgba8{0, 0, 0, 255})), 30.0) << "a blank image";
 }
 
-// The cube flies on, then is grabbed to the floor's far corner: after each move the grid updated where
-// it went equals a grid voxelized again from scratch at that placement, every voxel of every level.
+// The cube flies on, is grabbed to the floor's far corner, then let go while the still cube is grabbed
+// elsewhere: after each move the grid updated where things went equals a grid voxelized again from
+// scratch at that placement, every voxel of every level.
 TEST(InstancedVct, IncrementalUpdateEqualsVoxelizingTheMovedScene) {
   TempDir dir("vct_incremental");
   const PackedScene scene = PackedScene::load(pack_flyover(dir.path()));
@@ -104,13 +105,19 @@ TEST(InstancedVct, IncrementalUpdateEqualsVoxelizingTheMovedScene) {
   auto updated = vct_renderer(scene, "host");
   const cpu::VctGridData packed = updated->read_grid();
   const uint64_t grid_voxels = 32 * 32 * 32;
-  for (int step = 0; step < 3; ++step) {
+  for (int step = 0; step < 4; ++step) {
     SCOPED_TRACE(step);
-    if (step < 2) motion->set_time(step == 0 ? 0.4 : 1.3);
-    else motion->set_instance_transform(2, Transform3x4{{0.6f, 0, 0, 6.0f, 0, 0.6f, 0, -0.4f, 0, 0, 0.6f, 2.5f}});
+    if (step < 2) {
+      motion->set_time(step == 0 ? 0.4 : 1.3);
+    } else if (step == 2) {
+      motion->set_instance_transform(2, Transform3x4{{0.6f, 0, 0, 6.0f, 0, 0.6f, 0, -0.4f, 0, 0, 0.6f, 2.5f}});
+    } else {  // two at once, far apart: regions of their own
+      motion->clear_instance_transform(2);
+      motion->set_instance_transform(1, Transform3x4{{1, 0, 0, -2.0f, 0, 1, 0, -0.3f, 0, 0, 1, -2.0f}});
+    }
     const TopLevelBvh& top = motion->top_level();
     const VctUpdateTimes u = updated->place_instances(top);
-    EXPECT_EQ(u.moved, 1u);
+    EXPECT_EQ(u.moved, step == 3 ? 2u : 1u);
     EXPECT_TRUE(u.incremental);
     EXPECT_GT(u.region_voxels, 0u);
     EXPECT_LT(u.region_voxels, grid_voxels / 8) << "the region is the flyer's, not the grid";
