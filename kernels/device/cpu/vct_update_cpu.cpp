@@ -240,11 +240,22 @@ void vct_update_region(VctGridData& grid, const SceneView& scene, const ShadingC
   const float margin = 2.0f * p.voxel_size;
   std::vector<float> grown(changed_boxes.begin(), changed_boxes.end());
   for (size_t k = 0; k < grown.size(); ++k) grown[k] += k % 6 < 3 ? -margin : margin;
+  // A brick first: every voxel centre lies within 2.6 voxels of the brick's centre, so a brick whose
+  // centre's segments miss the boxes grown 3 voxels more has no voxel whose segments reach them.
+  std::vector<float> brick_grown(grown);
+  for (size_t k = 0; k < brick_grown.size(); ++k) brick_grown[k] += (k % 6 < 3 ? -3.0f : 3.0f) * p.voxel_size;
   std::atomic<uint64_t> tested{0}, changed{0};
   vct_parallel_for(p.brick_offset[1], threads, [&](uint64_t b) {
     const uint4 rec = grid.bricks[b];
     const uint32_t count = uint32_t(std::popcount(rec.x) + std::popcount(rec.y));
     const bool inside = recomputed(0, rec.w);
+    if (!inside) {
+      uint32_t c[3];
+      cell_coords(rec.w, vct_level_bricks(&p, 0), c);
+      const float3 mid = make_float3(p.origin_x + float(4 * c[0] + 2) * p.voxel_size, p.origin_y + float(4 * c[1] + 2) * p.voxel_size,
+                                     p.origin_z + float(4 * c[2] + 2) * p.voxel_size);
+      if (!shadow_may_cross(mid, lights, brick_grown)) return;
+    }
     uint64_t brick_tested = 0, brick_changed = 0;
     for (uint32_t i = rec.z; i < rec.z + count; ++i) {
       if (!inside) {
