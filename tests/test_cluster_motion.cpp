@@ -1,8 +1,8 @@
 // Things that move through the cluster: tessera-master with two tessera-worker processes (host
 // backend) renders an animated instanced scene at the scene times its clock gives, and every frame
 // equals tessera-render --time T pixel for pixel; a live session's grabbed instance equals
-// tessera-render --instance-transform. (The path tracer and vct do not trace instanced scenes yet: they
-// refuse them with one error, so these frames are raytraced.)
+// tessera-render --instance-transform, in the raytrace and the vct mode. (The path tracer does not trace
+// instanced scenes yet: it refuses them with one error.)
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -73,6 +73,34 @@ TEST(ClusterMotion, FramesAtTheirSceneTimeEqualTesseraRenderTime) {
     const auto first = read_image(out / "frame_000000.png"), second = read_image(out / "frame_000001.png");
     EXPECT_FALSE(std::equal(first.pixels().begin(), first.pixels().end(), second.pixels().begin()));
   }
+}
+
+// The vct mode: each worker's grid follows the frames' instants (updated where the cube moved, from the
+// previous frame's placement), tessera-render's is voxelized as packed and moved to T once; the frames
+// are the same pixels.
+TEST(ClusterMotion, VctFramesAtTheirSceneTimeEqualTesseraRenderTime) {
+  MotionCluster c;
+  auto a = c.worker("a"), b = c.worker("b");
+  testing::write_text(c.dir / "poses.csv", std::string("0,") + kPose + "\n1," + kPose + "\n2," + kPose + "\n");
+  const std::string vct = " --mode vct --vct-grid 64 --vct-preset 4";
+  const auto out = c.dir / "vct";
+  const auto r = testing::run_command("timeout 90 " + testing::master_binary().string() + " --workers " + a->address() + "," + b->address() +
+                                      " --scene " + c.tpk.string() + " --secret-file " + c.secret.string() + " --no-status --size " + kSize +
+                                      " --tile 16 --fov 50 --schedule dynamic --poses " + (c.dir / "poses.csv").string() +
+                                      " --scene-time 0.25 --time-scale 0.5 --out " + out.string() + vct);
+  ASSERT_EQ(r.exit_code, 0) << r.output << a->log();
+  const char* times[] = {"0.25", "0.75", "1.25"};
+  for (int i = 0; i < 3; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "frame_%06d.png", i);
+    const ImageRgba8 frame = read_image(out / name);
+    const ImageRgba8 reference = c.reference(std::string("vct_t") + times[i], std::string("--time ") + times[i] + vct);
+    EXPECT_TRUE(frame.pixels().size() == reference.pixels().size() &&
+                std::equal(frame.pixels().begin(), frame.pixels().end(), reference.pixels().begin()))
+        << "frame " << i << " at " << times[i] << " s";
+  }
+  const auto first = read_image(out / "frame_000000.png"), second = read_image(out / "frame_000001.png");
+  EXPECT_FALSE(std::equal(first.pixels().begin(), first.pixels().end(), second.pixels().begin()));
 }
 
 // A live session: a page grabs the sliding cube and puts it 1 up; the frame the master composited

@@ -20,6 +20,7 @@
 #include "worker/render/opencl_vct_renderer.h"
 #include "worker/render/vct_renderer.h"
 #include "opencl_test_support.h"
+#include "vct_test_support.h"
 
 namespace tessera {
 namespace {
@@ -27,6 +28,7 @@ namespace {
 using testing::TempDir;
 
 using testing::opencl_available;
+using testing::expect_same_grids;
 
 // Axis-aligned box [lo, hi]^3 with outward-facing triangles.
 std::string box_obj(float lo, float hi) {
@@ -258,28 +260,6 @@ TEST(VctRender, SpecularMaterialsAreNamedInAWarning) {
   ObjScene mirror(box_obj(0, 15), std::string(kLitBox) + "materials { name: \"default\" type: MIRROR diffuse { x: 1 y: 1 z: 1 } }\n");
   const std::string w = vct_specular_warning(mirror.scene);
   EXPECT_NE(w.find("1 mirror and 0 glass"), std::string::npos) << w;
-}
-
-void expect_same_grids(const cpu::VctGridData& a, const cpu::VctGridData& b, double max_differing = 0.0) {
-  ASSERT_EQ(a.params.level_count, b.params.level_count);
-  uint64_t differing = 0, total = 0;
-  for (uint32_t l = 0; l < a.params.level_count; ++l) {
-    ASSERT_EQ(a.level_voxels(l), b.level_voxels(l)) << "level " << l;
-    ASSERT_EQ(a.level_bricks(l), b.level_bricks(l)) << "level " << l;
-    for (uint32_t i = a.params.voxel_offset[l]; i < a.params.voxel_offset[l + 1]; ++i) {
-      const uint32_t p = a.positions[i];
-      const uint32_t wb = b.word_at(l, vct_pos_x(p), vct_pos_y(p), vct_pos_z(p));
-      ASSERT_NE(wb, 0u) << "level " << l << " voxel missing";
-      ++total;
-      if (wb != a.radiance[i]) {
-        ++differing;
-        const VctVoxel x = vct_decode_voxel(a.radiance[i]), y = vct_decode_voxel(wb);
-        ASSERT_NEAR(x.alpha, y.alpha, 0.01f);
-        ASSERT_NEAR(x.radiance.x, y.radiance.x, 0.05f * std::max(x.radiance.x, 1e-3f));
-      }
-    }
-  }
-  EXPECT_LE(double(differing), max_differing * double(total)) << differing << " of " << total << " voxels differ";
 }
 
 // The dense arrays cones read hold exactly what the bricks hold, and sampling them gives the same bits.

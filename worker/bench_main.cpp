@@ -16,6 +16,7 @@
 #include "worker/bench/motion_bench.h"
 #include "worker/bench/seal_bench.h"
 #include "worker/bench/vct_bench.h"
+#include "worker/bench/vct_motion_bench.h"
 #include "worker/render/render_environment.h"
 
 int main(int argc, char** argv) {
@@ -112,6 +113,13 @@ int main(int argc, char** argv) {
   vct->add_flag("--json", vct_json, "Print the results as one JSON object");
   std::string vct_json_out;
   vct->add_option("--json-out", vct_json_out, "Also write the JSON object to this file (the tables still print)");
+  bench::VctMotionOptions vct_motion;
+  vct->add_option("--motion", vct_motion.step_seconds,
+                  "Instead of the tables: follow an instanced scene's animation, DT scene seconds a step, and time the grid's\n"
+                  "update of what moved against voxelizing it all again (medians of both, and whether the grids agree)")
+      ->check(CLI::Range(1e-6, 3600.0));
+  vct->add_option("--motion-steps", vct_motion.steps, "--motion: timed steps (after one warm-up)")
+      ->capture_default_str()->check(CLI::Range(1u, 100000u));
   bench::PathTraceCommand pathtrace(app);
   bench::SealCommand seal(app);
   bench::InstanceCommand instances(app);
@@ -127,6 +135,14 @@ int main(int argc, char** argv) {
     if (vct->parsed()) {
       if (!vct_json_out.empty()) refuse_non_regular_output(vct_json_out);  // before the work, not after it
       vct_options.solid_compare = !no_solid;
+      if (vct->count("--motion") > 0) {
+        if (vct_scenes.size() != 1) throw UsageError("--motion takes one scene");
+        vct_motion.device = vct_options.device;
+        vct_motion.grid = vct_options.grid;
+        const nlohmann::json result = bench::run_vct_motion_bench(vct_scenes.front(), vct_motion);
+        std::cout << (vct_json ? result.dump(2) : bench::format_vct_motion_bench(result)) << std::endl;
+        return 0;
+      }
       const nlohmann::json result = bench::run_vct_bench(vct_scenes, vct_options);
       if (!vct_json_out.empty()) {  // atomically: a failure leaves no half-written output, a special file stays
         const std::string text = result.dump(2) + "\n";

@@ -388,6 +388,7 @@ int main(int argc, char** argv) {
       vct.tile_size = tile_size;
       vct.aa_samples = aa_samples;
       vct.sun = sun;
+      if (motion) vct.top = &motion->top_level();  // where its instances are at --time
       return render_vct(scene, eyes, settings, renderer_options, vct, output, json);
     }
 

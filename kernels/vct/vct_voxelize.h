@@ -12,6 +12,12 @@
  * into integer accumulators of its voxel with atomics -- integer sums, so the result does not depend
  * on the order the fragments arrive in.
  *
+ * An instanced scene (docs/instances.md) is voxelized in world space: each work item is a triangle of an
+ * instance (a span names an instance's slot in the top level and its object's triangles), carried to the
+ * world by the instance's transform. A region (a box of level-0 voxels) limits a pass to the voxels
+ * inside it: every voxel there gets the very fragments a pass over the whole grid gives it, so an update
+ * of a region (kernels/device/cpu/vct_update_cpu.cpp) equals voxelizing everything again.
+ *
  * Filled (solid) voxelization: for each axis, rays along voxel-centre lines of the grid walk the kd-tree
  * hit by hit; the stretch before a hit on a triangle's back face (the ray leaving an object) is inside.
  * A voxel is interior when at least two of the three axes say so. Needs consistently wound (outward
@@ -35,6 +41,61 @@ TS_FN float3 vct_to_grid(const VctGridParams* p, float3 w) {
 }
 
 TS_FN int vct_clampi(int x, int lo, int hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+/* A box of level-0 voxels, [lo, hi) on each axis; the whole grid for a full pass. */
+typedef struct VctRegion {
+  int lo_x, lo_y, lo_z, hi_x, hi_y, hi_z;
+} VctRegion;
+
+TS_FN VctRegion vct_whole_grid(const VctGridParams* p) {
+  VctRegion r;
+  r.lo_x = r.lo_y = r.lo_z = 0;
+  r.hi_x = r.hi_y = r.hi_z = (int)p->resolution;
+  return r;
+}
+TS_FN int vct_region_lo(const VctRegion* r, uint axis) { return axis == 0u ? r->lo_x : (axis == 1u ? r->lo_y : r->lo_z); }
+TS_FN int vct_region_hi(const VctRegion* r, uint axis) { return axis == 0u ? r->hi_x : (axis == 1u ? r->hi_y : r->hi_z); }
+
+/* An instanced scene's voxelization work: span (slot, first triangle, triangles, first work item) covers
+ * the triangles of the object that the instance at top-level slot `slot` places. */
+#define TS_VCT_SINGLE_LEVEL 0xFFFFFFFFu /* the slot of a single-level scene's triangles: no transform */
+
+/* The triangle and instance slot of work item `item`: spans sorted by first work item (binary search);
+ * without spans, triangle `item` of a single-level scene. */
+TS_FN uint vct_work_triangle(TS_GLOBAL const uint4* spans, uint span_count, uint item, uint* slot) {
+  uint lo = 0u, hi = span_count;
+  uint4 s;
+  if (span_count == 0u) {
+    *slot = TS_VCT_SINGLE_LEVEL;
+    return item;
+  }
+  while (hi - lo > 1u) {
+    uint mid = (lo + hi) >> 1;
+    if (spans[mid].w <= item) lo = mid;
+    else hi = mid;
+  }
+  s = spans[lo];
+  *slot = s.x;
+  return s.y + (item - s.w);
+}
+
+/* A triangle's corners in world space: an instance's carried there by its transform. */
+TS_FN void vct_world_triangle(const SceneView* scene, uint tri, uint slot, float3* w0, float3* w1, float3* w2) {
+  scene_triangle_vertices(scene, tri, w0, w1, w2);
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  if (slot != TS_VCT_SINGLE_LEVEL) {
+    InstanceView view = scene_instance_view(scene);
+    float3 p[3];
+    p[0] = *w0;
+    p[1] = *w1;
+    p[2] = *w2;
+    instance_points_to_world(&view, slot, p, 3u);
+    *w0 = p[0];
+    *w1 = p[1];
+    *w2 = p[2];
+  }
+#endif
+}
 
 /* Conservative triangle / unit-box test (Schwarz & Seidel 2010, "Fast parallel surface and solid
  * voxelization on GPUs", §3.1), for the box [b, b + 1]^3 in grid units. */
@@ -126,18 +187,20 @@ TS_FN float4 vct_fragment_albedo(const SceneView* scene, const ShadingContext* c
   return surface_albedo(ctx, &s);
 }
 
-/* One (triangle, lane) work item of a voxelization pass. */
-TS_FN void vct_voxelize_lane(const SceneView* scene, const ShadingContext* ctx, const VctGridParams* p, uint tri,
-                             uint lane, uint lanes, uint pass, TS_GLOBAL uint* dense_masks, TS_GLOBAL const uint* map,
-                             TS_GLOBAL const uint4* bricks, TS_GLOBAL uint* accum) {
+/* One (triangle, lane) work item of a voxelization pass over the voxels of `region`; slot: the instance
+ * placing the triangle (TS_VCT_SINGLE_LEVEL: none). */
+TS_FN void vct_voxelize_lane(const SceneView* scene, const ShadingContext* ctx, const VctGridParams* p,
+                             const VctRegion* region, uint tri, uint slot, uint lane, uint lanes, uint pass,
+                             TS_GLOBAL uint* dense_masks, TS_GLOBAL const uint* map, TS_GLOBAL const uint4* bricks,
+                             TS_GLOBAL uint* accum) {
   float3 w0, w1, w2, v0, v1, v2, lo, hi, an;
   VctTriTest t;
   uint material, kind, axis, ua, va, nu, nv, k, cols, check_alpha;
-  int n = (int)p->resolution, u0, v0i, w_lo, w_hi;
+  int n = (int)p->resolution, u0, v0i, u_end, v_end, w_lo, w_hi, r_lo, r_hi;
   float nw, nu_c, nv_c, plane_d;
   MaterialGpu m;
   if (tri >= scene->triangle_count) return;
-  scene_triangle_vertices(scene, tri, &w0, &w1, &w2);
+  vct_world_triangle(scene, tri, slot, &w0, &w1, &w2);
   v0 = vct_to_grid(p, w0);
   v1 = vct_to_grid(p, w1);
   v2 = vct_to_grid(p, w2);
@@ -150,12 +213,22 @@ TS_FN void vct_voxelize_lane(const SceneView* scene, const ShadingContext* ctx, 
   lo = v3_min(v3_min(v0, v1), v2);
   hi = v3_max(v3_max(v0, v1), v2);
   if (hi.x < 0.0f || hi.y < 0.0f || hi.z < 0.0f || lo.x > (float)n || lo.y > (float)n || lo.z > (float)n) return;
+  /* the columns and depths of the whole grid's pass, then those inside the region */
   u0 = vct_clampi((int)ts_floor(v3_get(lo, ua)), 0, n - 1);
   v0i = vct_clampi((int)ts_floor(v3_get(lo, va)), 0, n - 1);
-  nu = (uint)(vct_clampi((int)ts_floor(v3_get(hi, ua)), 0, n - 1) - u0 + 1);
-  nv = (uint)(vct_clampi((int)ts_floor(v3_get(hi, va)), 0, n - 1) - v0i + 1);
+  u_end = vct_clampi((int)ts_floor(v3_get(hi, ua)), 0, n - 1);
+  v_end = vct_clampi((int)ts_floor(v3_get(hi, va)), 0, n - 1);
   w_lo = vct_clampi((int)ts_floor(v3_get(lo, axis)), 0, n - 1);
   w_hi = vct_clampi((int)ts_floor(v3_get(hi, axis)), 0, n - 1);
+  u0 = u0 > vct_region_lo(region, ua) ? u0 : vct_region_lo(region, ua);
+  v0i = v0i > vct_region_lo(region, va) ? v0i : vct_region_lo(region, va);
+  u_end = u_end < vct_region_hi(region, ua) - 1 ? u_end : vct_region_hi(region, ua) - 1;
+  v_end = v_end < vct_region_hi(region, va) - 1 ? v_end : vct_region_hi(region, va) - 1;
+  r_lo = vct_region_lo(region, axis);
+  r_hi = vct_region_hi(region, axis) - 1;
+  if (u_end < u0 || v_end < v0i || r_hi < r_lo) return;
+  nu = (uint)(u_end - u0 + 1);
+  nv = (uint)(v_end - v0i + 1);
   cols = nu * nv;
   if (lane >= cols) return;
   material = material_of_triangle(ctx->material_runs, ctx->material_run_count, tri);
@@ -177,6 +250,8 @@ TS_FN void vct_voxelize_lane(const SceneView* scene, const ShadingContext* ctx, 
     float fmin_ = ts_fmin(ts_fmin(fa, fb), ts_fmin(fc, fd)), fmax_ = ts_fmax(ts_fmax(fa, fb), ts_fmax(fc, fd));
     wa = vct_clampi((int)ts_floor(fmin_), w_lo, w_hi);
     wb = vct_clampi((int)ts_floor(fmax_), w_lo, w_hi);
+    wa = wa > r_lo ? wa : r_lo;
+    wb = wb < r_hi ? wb : r_hi;
     for (cw = wa; cw <= wb; ++cw) {
       uint x = (uint)(axis == 0u ? cw : cu);
       uint y = (uint)(axis == 0u ? cu : (axis == 1u ? cw : cv));
@@ -247,6 +322,7 @@ TS_FN void vct_interior_column(const SceneView* scene, const VctGridParams* p, u
     float3 p0, p1, p2;
     if (!scene_intersect_closest(scene, org, dir, tmin, tmax, &hit)) break;
     scene_triangle_vertices(scene, hit.tri, &p0, &p1, &p2);
+    scene_hit_to_world(scene, &hit, &p0, &p1, &p2);
     if (v3_get(v3_cross(v3_sub(p1, p0), v3_sub(p2, p0)), axis) > 0.0f) {
       /* back face: the ray leaves an object, so [prev, hit] was inside; voxel k's centre is at (k + 1.5) v */
       int k0 = (int)ts_floor(prev / v - 1.5f), k1 = (int)ts_floor(hit.t / v - 1.5f), k;

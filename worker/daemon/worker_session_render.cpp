@@ -225,6 +225,7 @@ void WorkerSession::render_batch(Batch& batch) {
       }
       case Frame::Mode::vct: {
         VctGridSlot& grid = vct_grid(*frame->scene, context_.scenes.renderer_options(), frame->vct_options);
+        if (frame->scene->motion) grid.renderer->place_instances(frame->scene->motion->top_level());  // the frame's instant
         set_vct_lights(grid, frame->move_light, frame->move_light_index, frame->sun);
         const std::vector<BatchTile> tiles = lay_out_batch();
         auto pixels = frame->scene->renderer->host_pixels(total_pixels);

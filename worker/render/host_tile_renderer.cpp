@@ -8,6 +8,7 @@
 #include "common/render/shading_data.h"
 #include "common/scene/scene_motion.h"
 #include "common/scene/scene_objects.h"
+#include "common/scene/top_level_view.h"
 
 namespace tessera {
 
@@ -26,13 +27,7 @@ HostTileRenderer::HostTileRenderer(const PackedScene& scene, unsigned threads, S
 void HostTileRenderer::place_instances(const TopLevelBvh& top) {
   if (!(view_.flags & TS_SCENE_INSTANCED)) return;
   top_ = top;
-  view_.instance_count = top_.instance_count;
-  view_.tlas_nodes = top_.nodes.data();
-  view_.instance_records = top_.instances.data();
-  view_.objects = object_words_.data();
-  // The scene's box is the instances' where they are now (ray set-up and epsilons read it).
-  view_.bounds_min_x = top_.bounds.min[0], view_.bounds_min_y = top_.bounds.min[1], view_.bounds_min_z = top_.bounds.min[2];
-  view_.bounds_max_x = top_.bounds.max[0], view_.bounds_max_y = top_.bounds.max[1], view_.bounds_max_z = top_.bounds.max[2];
+  view_top_level(view_, top_, object_words_);
 }
 
 void HostTileRenderer::set_sun(const std::optional<SunOverride>& sun) {

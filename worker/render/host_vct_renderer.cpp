@@ -4,6 +4,11 @@
 #include <cstring>
 #include <thread>
 
+#include "common/scene/scene_motion.h"
+#include "common/scene/scene_objects.h"
+#include "common/scene/top_level_view.h"
+#include "worker/render/vct_instances.h"
+
 namespace tessera {
 namespace {
 
@@ -25,12 +30,22 @@ bool same_lights(const std::vector<VctLight>& a, const std::vector<VctLight>& b)
 
 HostVctRenderer::HostVctRenderer(const PackedScene& scene, unsigned threads, const VctOptions& options,
                                  std::vector<VctLight> lights, SceneMemory scene_memory)
-    : view_(scene.host_view(scene_memory)),
+    : scene_(scene),
+      view_(scene.host_view(scene_memory)),
       shading_(ShadingData::build(scene)),
       context_(shading_.host_context()),
       threads_(threads),
       options_(options),
       lights_(std::move(lights)) {
+  const Aabb bounds = vct_grid_bounds(scene);
+  geometry_ = cpu::vct_grid_geometry(bounds.min.data(), bounds.max.data(), options.grid);
+  if (scene.instanced()) {  // placed as packed (time 0) until told otherwise
+    object_words_ = object_words(scene.objects());
+    top_ = SceneMotion::of_scene(scene, "scene")->top_level();
+    view_top_level(view_, top_, object_words_);
+    spans_ = vct_spans(scene, top_);
+    blocks_ = vct_triangle_blocks(scene);
+  }
   build_times_ = revoxelize();
   const uint64_t n = options.grid, cells = cpu::vct_total_cells(grid_.params);
   const uint64_t marking = cells * 8 + (options.solid ? 3 * n * n * n / 8 : 0);
@@ -41,8 +56,36 @@ HostVctRenderer::HostVctRenderer(const PackedScene& scene, unsigned threads, con
 VctStepTimes HostVctRenderer::revoxelize() {
   cpu::VctHostTimes t;
   grid_ = {};
-  grid_ = cpu::vct_build(view_, context_, options_.grid, options_.solid, lights_, threads_, &t);
+  // An instanced grid keeps its brick masks for incremental updates (not a filled one: see vct_update_cpu.h).
+  const bool keep_masks = scene_.instanced() && !options_.solid;
+  grid_ = cpu::vct_build(view_, context_, geometry_, options_.solid, lights_, spans_, threads_, &t, keep_masks);
   return from_host(t);
+}
+
+VctUpdateTimes HostVctRenderer::place_instances(const TopLevelBvh& top) {
+  VctUpdateTimes u;
+  if (!scene_.instanced() || top.instances == top_.instances) return u;
+  const auto start = std::chrono::steady_clock::now();
+  const VctUpdatePlan plan = vct_plan_update(scene_, grid_.params, top_, top, &blocks_);
+  top_ = top;
+  view_top_level(view_, top_, object_words_);
+  spans_ = vct_spans(scene_, top_);
+  u.moved = plan.moved;
+  if (plan.moved == 0) return u;  // the same transforms in another order
+  if (update_mode_ == VctUpdateMode::full || options_.solid || plan.whole_grid) {
+    u.steps = revoxelize();
+  } else {
+    cpu::VctHostTimes t;
+    cpu::VctUpdateCounts counts;
+    cpu::vct_update_region(grid_, view_, context_, plan.regions, plan.changed, lights_, threads_, &t, &counts);
+    u.incremental = true;
+    u.steps = from_host(t);
+    u.region_voxels = counts.region_voxels;
+    u.relit_outside = counts.shadow_tested;
+  }
+  stats_ = vct_grid_stats(grid_.params, stats_.transient_peak_bytes);
+  u.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return u;
 }
 
 std::string HostVctRenderer::description() const {

@@ -8,7 +8,9 @@
 #include "common/cl/commands.h"
 #include "common/cl/launch_1d.h"
 #include "worker/render/batch_launch_list.h"
+#include "common/scene/scene_motion.h"
 #include "worker/render/pixel_work_items.h"
+#include "worker/render/vct_instances.h"
 
 namespace tessera {
 namespace {
@@ -51,10 +53,38 @@ OpenClVctRenderer::OpenClVctRenderer(const PackedScene& scene, const std::string
       lights_(std::move(lights)) {
   if (!cl::uses_cpu_paths(device_))
     batch_.emplace(BatchKernels{program_.kernel("vct_tiles"), program_.kernel("vct_tiles_primary"), program_.kernel("vct_tiles_shade")});
+  const Aabb bounds = vct_grid_bounds(scene);
+  geometry_ = cpu::vct_grid_geometry(bounds.min.data(), bounds.max.data(), options.grid);
+  work_items_ = scene.triangle_count();
+  if (scene.instanced()) top_ = SceneMotion::of_scene(scene, "scene")->top_level();  // as DeviceScene placed it
+  set_spans();
   build_times_ = build();
 }
 
 VctStepTimes OpenClVctRenderer::revoxelize() { return build(); }
+
+void OpenClVctRenderer::set_spans() {
+  std::vector<uint4> spans;
+  if (scene_.scene().instanced()) spans = vct_spans(scene_.scene(), top_);
+  span_count_ = uint32_t(spans.size());
+  if (!spans.empty()) work_items_ = spans.back().w + spans.back().z;
+  budget_.ensure(spans_, "vct_spans", std::max<size_t>(spans.size(), 1) * sizeof(uint4), cl::BufferAccess::read_only);
+  if (!spans.empty()) cl::write_buffer(device_, spans_, spans.data(), spans.size() * sizeof(uint4));
+}
+
+VctUpdateTimes OpenClVctRenderer::place_instances(const TopLevelBvh& top) {
+  VctUpdateTimes u;
+  if (!scene_.scene().instanced() || top.instances == top_.instances) return u;
+  const auto start = std::chrono::steady_clock::now();
+  u.moved = vct_plan_update(scene_.scene(), params_, top_, top).moved;
+  top_ = top;
+  scene_.place_instances(device_, budget_, top_);
+  set_spans();
+  if (u.moved == 0) return u;
+  u.steps = build();
+  u.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return u;
+}
 
 std::string OpenClVctRenderer::description() const {
   return device_.info().name + " (OpenCL, " + device_.info().platform_name + ")";
@@ -63,10 +93,10 @@ std::string OpenClVctRenderer::description() const {
 VctStepTimes OpenClVctRenderer::build() {
   const VctOptions& options = options_;
   for (cl::Buffer* b : {&map_, &bricks_, &radiance_, &positions_, &albedo_, &normal_, &dense_}) b->release();
-  params_ = cpu::vct_grid_geometry(scene_.scene().host_view(), options.grid);
+  params_ = geometry_;
   VctStepTimes times;
   const uint32_t n = params_.resolution, levels = params_.level_count, cells = cpu::vct_total_cells(params_);
-  const uint32_t triangles = scene_.scene().triangle_count();
+  const uint32_t triangles = work_items_;
   const uint64_t vote_words = uint64_t(n) * n * n / 32;
   const uint64_t mask_bytes = uint64_t(cells) * 8, vote_bytes = options.solid ? vote_words * 4 * 3 : 0;
   // Triangles get several lanes on a GPU, so the big ones (walls, floors) do not hold a wave back.
@@ -85,6 +115,10 @@ VctStepTimes OpenClVctRenderer::build() {
     cl_uint arg = scene_.set_scene_args(voxelize_, 0);
     arg = scene_.set_shading_args(voxelize_, arg);
     voxelize_.set_arg(arg++, params_);
+    voxelize_.set_arg(arg++, vct_whole_grid(&params_));
+    voxelize_.set_arg(arg++, spans_);
+    voxelize_.set_arg(arg++, cl_uint(span_count_));
+    voxelize_.set_arg(arg++, cl_uint(work_items_));
     voxelize_.set_arg(arg++, cl_uint(lanes));
     voxelize_.set_arg(arg++, cl_uint(pass));
     voxelize_.set_arg(arg++, dense);

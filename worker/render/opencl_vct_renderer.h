@@ -30,6 +30,9 @@ class OpenClVctRenderer final : public VctRenderer {
   const std::vector<VctLight>& lights() const override { return lights_; }
   VctStepTimes set_lights(const std::vector<VctLight>& lights) override;
   VctStepTimes revoxelize() override;
+  // The top level goes to the device; the grid is voxelized again whole (the region update runs on the
+  // host backend only, kernels/device/cpu/vct_update_cpu.h).
+  VctUpdateTimes place_instances(const TopLevelBvh& top) override;
   void render_tile(const CameraParams& camera, const RenderSettings& settings, const VctFrameSettings& frame,
                    const TileRect& tile, std::span<uint32_t> out) override;
   BatchTiming render_tiles(const std::array<CameraParams, 2>& cameras, const RenderSettings& settings,
@@ -48,6 +51,7 @@ class OpenClVctRenderer final : public VctRenderer {
 
  private:
   VctStepTimes build();
+  void set_spans();  // the voxelization work of the instances as placed (top_)
   VctStepTimes relight();
 
   cl::Device device_;
@@ -62,7 +66,12 @@ class OpenClVctRenderer final : public VctRenderer {
   std::optional<BatchKernels> batch_;  // GPU code path only
   cl::Buffer tile_list_;
   VctOptions options_;
+  VctGridParams geometry_{};  // the grid's placement and size, fixed at load
   VctGridParams params_{};
+  TopLevelBvh top_;           // an instanced scene's top level, as placed last
+  uint32_t work_items_ = 0;   // voxelization work items: triangles, or the instances' triangles
+  uint32_t span_count_ = 0;
+  cl::Buffer spans_;
   cl::Buffer map_, bricks_, radiance_, positions_, albedo_, normal_, dense_, lights_buffer_, output_, records_;
   std::vector<VctLight> lights_;
   VctGridStats stats_;

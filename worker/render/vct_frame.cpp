@@ -30,6 +30,8 @@ int render_vct(const PackedScene& scene, const std::vector<CameraParams>& eyes, 
   auto renderer = make_vct_renderer(scene, device, request.options,
                                     request.sun ? std::optional(vct_lights_with_sun(vct_lights_for_scene(scene), request.sun))
                                                 : std::nullopt);
+  // Built as packed, then moved where asked, as a worker's grid follows a frame's instant.
+  if (request.top) renderer->place_instances(*request.top);
   VctStepTimes relight;
   if (request.move_light) {
     std::vector<VctLight> lights = renderer->lights();

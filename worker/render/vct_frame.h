@@ -20,6 +20,7 @@ struct VctRenderRequest {
   size_t light_index = 0;
   uint32_t tile_size = 256;
   uint32_t aa_samples = 1;  // jittered samples averaged in linear light (render_aa_frame)
+  const TopLevelBvh* top = nullptr;  // an instanced scene's instances as placed (none: as packed)
 };
 
 // eyes: the whole-image camera of each eye (1: mono, 2: stereo side by side). Returns the process

@@ -31,7 +31,6 @@ VctGridStats vct_grid_stats(const VctGridParams& p, uint64_t transient_peak_byte
 
 std::unique_ptr<VctRenderer> make_vct_renderer(const PackedScene& scene, const RendererOptions& renderer,
                                                const VctOptions& options, const std::optional<std::vector<VctLight>>& lights) {
-  require_single_level(scene, "the vct mode");
   std::vector<VctLight> l = lights ? *lights : vct_lights_for_scene(scene);
   if (renderer.device == "host")
     return std::make_unique<HostVctRenderer>(scene, renderer.host_threads, options, std::move(l), renderer.scene_memory);

@@ -2,7 +2,9 @@
 // The `vct` render mode (voxel cone tracing, papers/001 ch. 4) on one machine: a VctRenderer holds a
 // packed scene and its voxel grid, built once when the renderer is made (voxelization, direct light by
 // shadow rays through the kd-tree, mip levels) and relit -- never voxelized again -- when the lights
-// change. Tiles are then rendered one at a time (render_tile) or a worker's batch at once (render_tiles).
+// change. An instanced scene's grid is voxelized in world space and updated when its instances move
+// (place_instances, worker/render/vct_instances.h): only the region they touched, or all of it. Tiles
+// are then rendered one at a time (render_tile) or a worker's batch at once (render_tiles).
 // Two backends share the kernels/vct code: OpenCL (GPU, or PoCL on the CPU) and the host build.
 #include <functional>
 #include <memory>
@@ -46,6 +48,21 @@ struct VctGridStats {
 };
 VctGridStats vct_grid_stats(const VctGridParams& params, uint64_t transient_peak_bytes);
 
+// How a grid follows moved instances: the region they touched (the default; the whole grid where that
+// region is over half of it, or the grid is filled) or always the whole grid again. Both give the same
+// grid (kernels/device/cpu/vct_update_cpu.h).
+enum class VctUpdateMode { incremental, full };
+
+// What one place_instances did.
+struct VctUpdateTimes {
+  uint32_t moved = 0;         // instances whose transform changed (0: nothing was done)
+  bool incremental = false;   // the touched region only (else the whole grid voxelized again)
+  uint64_t region_voxels = 0; // level-0 voxels of that region
+  uint64_t relit_outside = 0; // voxels outside it whose shadow rays crossed what moved
+  VctStepTimes steps;
+  double total_ms = 0;        // wall time of the whole update, top level upload included
+};
+
 class VctRenderer {
  public:
   virtual ~VctRenderer() = default;
@@ -60,6 +77,11 @@ class VctRenderer {
   // Voxelizes the scene again from scratch (same options and lights) and returns the times: what a
   // dynamic scene would pay every frame (papers/001 Table 5.2, rows without an asterisk).
   virtual VctStepTimes revoxelize() = 0;
+  // An instanced scene's instances as placed from now on (SceneMotion::top_level()): the grid follows
+  // what moved. Nothing for a single-level scene or an unchanged placement.
+  virtual VctUpdateTimes place_instances(const TopLevelBvh& top) = 0;
+  void set_update_mode(VctUpdateMode mode) { update_mode_ = mode; }
+  VctUpdateMode update_mode() const { return update_mode_; }
   // Renders `tile` of the frame `camera` describes: RGBA8 words, tile rows top to bottom.
   virtual void render_tile(const CameraParams& camera, const RenderSettings& settings, const VctFrameSettings& frame,
                            const TileRect& tile, std::span<uint32_t> out) = 0;
@@ -77,10 +99,13 @@ class VctRenderer {
   virtual double last_shade_ms() const { return 0; }
   // The grid copied into host memory (tests, statistics).
   virtual cpu::VctGridData read_grid() const = 0;
+
+ protected:
+  VctUpdateMode update_mode_ = VctUpdateMode::incremental;
 };
 
-// Builds the grid for `scene` with its own lights (vct_lights_for_scene) unless `lights` are given.
-// The scene must outlive the renderer.
+// Builds the grid for `scene` with its own lights (vct_lights_for_scene) unless `lights` are given;
+// an instanced scene as packed (time 0), its grid laid around it then. The scene must outlive the renderer.
 std::unique_ptr<VctRenderer> make_vct_renderer(const PackedScene& scene, const RendererOptions& renderer,
                                                const VctOptions& options,
                                                const std::optional<std::vector<VctLight>>& lights = std::nullopt);

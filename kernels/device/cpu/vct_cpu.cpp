@@ -1,12 +1,11 @@
 #include "kernels/device/cpu/vct_cpu.h"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <chrono>
-#include <thread>
 
 #include "common/base/error.h"
+#include "kernels/device/cpu/vct_parallel.h"
 
 namespace tessera::cpu {
 namespace {
@@ -14,35 +13,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// Runs fn(i) for i in [0, count) on `threads` threads (0: all cores), in chunks.
 template <typename Fn>
 void parallel_for(uint64_t count, unsigned threads, Fn&& fn) {
-  if (count == 0) return;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t chunk = std::max<uint64_t>(1, std::min<uint64_t>(1024, count / (uint64_t(threads) * 8) + 1));
-  std::atomic<uint64_t> next{0};
-  auto work = [&] {
-    for (uint64_t start; (start = next.fetch_add(chunk)) < count;)
-      for (uint64_t i = start, end = std::min(count, start + chunk); i < end; ++i) fn(i);
-  };
-  if (threads == 1 || count <= chunk) {
-    work();
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  vct_parallel_for(count, threads, std::forward<Fn>(fn));
 }
 
 }  // namespace
 
 VctGridParams vct_grid_geometry(const SceneView& scene, uint32_t resolution) {
+  const float lo[3] = {scene.bounds_min_x, scene.bounds_min_y, scene.bounds_min_z};
+  const float hi[3] = {scene.bounds_max_x, scene.bounds_max_y, scene.bounds_max_z};
+  return vct_grid_geometry(lo, hi, resolution);
+}
+
+VctGridParams vct_grid_geometry(const float lo[3], const float hi[3], uint32_t resolution) {
   if (resolution < 4 || resolution > 1024 || !std::has_single_bit(resolution))
     throw Error("voxel grid " + std::to_string(resolution) + " is not a power of two in 4..1024");
   VctGridParams p{};
-  const float lo[3] = {scene.bounds_min_x, scene.bounds_min_y, scene.bounds_min_z};
-  const float hi[3] = {scene.bounds_max_x, scene.bounds_max_y, scene.bounds_max_z};
   float extent = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]});
   if (!(extent > 0.0f)) extent = 1.0f;
   const float v = extent / float(resolution - 1);  // half a voxel of margin at both ends of the longest axis
@@ -101,21 +88,51 @@ uint32_t VctGridData::word_at(uint32_t level, uint32_t x, uint32_t y, uint32_t z
   return i == TS_VCT_NONE ? 0u : radiance[i];
 }
 
-VctGridData vct_build(const SceneView& scene, const ShadingContext& shading, uint32_t resolution, bool solid,
-                      std::span<const VctLight> lights, unsigned threads, VctHostTimes* times) {
+uint32_t vct_work_items(const SceneView& scene, std::span<const uint4> spans) {
+  return spans.empty() ? scene.triangle_count : spans.back().w + spans.back().z;
+}
+
+void vct_voxelize_pass(const SceneView& scene, const ShadingContext& shading, const VctGridParams& params,
+                       const VctRegion& region, std::span<const uint4> spans, uint32_t pass, uint32_t* masks,
+                       const uint32_t* map, const uint4* bricks, uint32_t* accum, unsigned threads) {
+  parallel_for(vct_work_items(scene, spans), threads, [&](uint64_t item) {
+    uint32_t slot = 0;
+    const uint32_t tri = vct_work_triangle(spans.data(), uint32_t(spans.size()), uint32_t(item), &slot);
+    vct_voxelize_lane(&scene, &shading, &params, &region, tri, slot, 0, 1, pass, masks, map, bricks, accum);
+  });
+}
+
+bool vct_equal_voxels(const VctGridData& a, const VctGridData& b) {
+  const VctGridParams& p = a.params;
+  if (p.level_count != b.params.level_count || a.dense != b.dense) return false;
+  for (uint32_t l = 0; l <= p.level_count; ++l)
+    if (p.voxel_offset[l] != b.params.voxel_offset[l] || p.brick_offset[l] != b.params.brick_offset[l]) return false;
+  const VctGrid gb = b.view();
+  for (uint32_t l = 0; l < p.level_count; ++l)
+    for (uint32_t i = p.voxel_offset[l]; i < p.voxel_offset[l + 1]; ++i) {
+      const uint32_t pw = a.positions[i];
+      const uint32_t j = vct_lookup(&gb, l, vct_pos_x(pw), vct_pos_y(pw), vct_pos_z(pw));
+      if (j == TS_VCT_NONE || a.radiance[i] != b.radiance[j]) return false;
+      if (l == 0 && (a.albedo[i] != b.albedo[j] || a.normal[i] != b.normal[j])) return false;
+    }
+  return true;
+}
+
+VctGridData vct_build(const SceneView& scene, const ShadingContext& shading, const VctGridParams& geometry, bool solid,
+                      std::span<const VctLight> lights, std::span<const uint4> spans, unsigned threads, VctHostTimes* times,
+                      bool keep_masks) {
   VctHostTimes local;
   VctHostTimes& t = times ? *times : local;
   VctGridData grid;
   VctGridParams& p = grid.params;
-  p = vct_grid_geometry(scene, resolution);
-  const uint32_t total_cells = vct_total_cells(p);
+  p = geometry;
+  const uint32_t resolution = p.resolution, total_cells = vct_total_cells(p);
+  const VctRegion whole = vct_whole_grid(&p);
 
   // Structure: level-0 masks from the surface fragments (and filled interiors), then every coarser level.
   auto start = Clock::now();
   std::vector<uint32_t> masks(2 * size_t(total_cells), 0);
-  parallel_for(scene.triangle_count, threads, [&](uint64_t tri) {
-    vct_voxelize_lane(&scene, &shading, &p, uint32_t(tri), 0, 1, TS_VCT_PASS_MARK, masks.data(), nullptr, nullptr, nullptr);
-  });
+  vct_voxelize_pass(scene, shading, p, whole, spans, TS_VCT_PASS_MARK, masks.data(), nullptr, nullptr, nullptr, threads);
   t.structure_ms = ms_since(start);
   if (solid) {
     start = Clock::now();
@@ -146,6 +163,7 @@ VctGridData vct_build(const SceneView& scene, const ShadingContext& shading, uin
       vct_assign_cell(&p, l, uint32_t(c), masks.data(), counters.data(), grid.map.data(), grid.bricks.data(),
                       grid.positions.data(), grid.dense.data());
     });
+  if (keep_masks) grid.masks = std::move(masks);
   masks = {};
   t.structure_ms += ms_since(start);
 
@@ -153,10 +171,8 @@ VctGridData vct_build(const SceneView& scene, const ShadingContext& shading, uin
   start = Clock::now();
   const uint32_t count0 = grid.level_voxels(0);
   std::vector<uint32_t> accum(size_t(TS_VCT_ACCUM_WORDS) * count0, 0);
-  parallel_for(scene.triangle_count, threads, [&](uint64_t tri) {
-    vct_voxelize_lane(&scene, &shading, &p, uint32_t(tri), 0, 1, TS_VCT_PASS_ACCUMULATE, nullptr, grid.map.data(),
-                      grid.bricks.data(), accum.data());
-  });
+  vct_voxelize_pass(scene, shading, p, whole, spans, TS_VCT_PASS_ACCUMULATE, nullptr, grid.map.data(), grid.bricks.data(),
+                    accum.data(), threads);
   grid.albedo.resize(count0);
   grid.normal.resize(count0);
   parallel_for(count0, threads, [&](uint64_t i) {

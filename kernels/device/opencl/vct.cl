@@ -18,15 +18,18 @@ inline VctGrid vct_grid_view(const VctGridParams grid, __global const uint* map,
   return g;
 }
 
-/* Surface voxelization pass (mark or accumulate): global (lanes, triangles). */
-__kernel void vct_voxelize(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const VctGridParams grid, const uint lanes, const uint pass,
-                           __global uint* dense_masks, __global const uint* map, __global const uint4* bricks,
-                           __global uint* accum) {
-  uint lane = get_global_id(0), tri = get_global_id(1);
-  if (lane >= lanes || tri >= scene_constants.triangle_count) return;
+/* Surface voxelization pass (mark or accumulate) over the voxels of `region`: global (lanes, items), an
+ * item a triangle (span_count 0) or an instance's triangle (kernels/vct/vct_voxelize.h). */
+__kernel void vct_voxelize(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const VctGridParams grid, const VctRegion region,
+                           __global const uint4* spans, const uint span_count, const uint items, const uint lanes,
+                           const uint pass, __global uint* dense_masks, __global const uint* map,
+                           __global const uint4* bricks, __global uint* accum) {
+  uint lane = get_global_id(0), item = get_global_id(1), slot, tri;
+  if (lane >= lanes || item >= items) return;
   TS_SCENE_VIEW(view);
   TS_SHADING_CONTEXT(ctx);
-  vct_voxelize_lane(&view, &ctx, &grid, tri, lane, lanes, pass, dense_masks, map, bricks, accum);
+  tri = vct_work_triangle(spans, span_count, item, &slot);
+  vct_voxelize_lane(&view, &ctx, &grid, &region, tri, slot, lane, lanes, pass, dense_masks, map, bricks, accum);
 }
 
 /* Filled voxelization, one column a work item: global (N, N). */
