@@ -7,7 +7,6 @@
 #include "common/base/error.h"
 #include "common/render/shading_data.h"
 #include "common/scene/scene_motion.h"
-#include "common/scene/scene_objects.h"
 
 namespace tessera {
 
@@ -18,21 +17,15 @@ HostTileRenderer::HostTileRenderer(const PackedScene& scene, unsigned threads, S
       scene_lights_(shading_.lights),
       threads_(threads) {
   if (scene.instanced()) {  // placed as packed (time 0) until told otherwise
-    object_words_ = object_words(scene.objects());
+    instances_.emplace(scene, shading_);
     place_instances(SceneMotion::of_scene(scene, "scene")->top_level());
   }
 }
 
 void HostTileRenderer::place_instances(const TopLevelBvh& top) {
-  if (!(view_.flags & TS_SCENE_INSTANCED)) return;
-  top_ = top;
-  view_.instance_count = top_.instance_count;
-  view_.tlas_nodes = top_.nodes.data();
-  view_.instance_records = top_.instances.data();
-  view_.objects = object_words_.data();
-  // The scene's box is the instances' where they are now (ray set-up and epsilons read it).
-  view_.bounds_min_x = top_.bounds.min[0], view_.bounds_min_y = top_.bounds.min[1], view_.bounds_min_z = top_.bounds.min[2];
-  view_.bounds_max_x = top_.bounds.max[0], view_.bounds_max_y = top_.bounds.max[1], view_.bounds_max_z = top_.bounds.max[2];
+  if (!instances_) return;
+  instances_->place(top, view_, shading_);  // the top level, and the emitters where it puts them
+  context_ = shading_.host_context();
 }
 
 void HostTileRenderer::set_sun(const std::optional<SunOverride>& sun) {
