@@ -2,7 +2,8 @@
 // identity instances path-trace the flattened scene's very image (host, PoCL's CPU paths and its GPU
 // code path), a moved instance renders as the scene packed with the object in that place, and an
 // emissive instance lights the scene where its instance puts it (emitters sampled in world space,
-// areas under scale), in the pathtrace and the raytrace mode.
+// areas under scale), in the pathtrace and the raytrace mode; and a ray cone's curvature term reads
+// an instance's surface as placed.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -11,8 +12,10 @@
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
 #include "instanced_pack_support.h"
+#include "kernels/shading/surface.h"
 #include "pack_test_support.h"
 #include "test_helpers.h"
+#include "worker/render/host_instances.h"
 
 namespace tessera::testing {
 namespace {
@@ -185,6 +188,46 @@ TEST(InstancedPathtrace, TimeRendersTheNodesBakedAtThatTime) {
   }
   ASSERT_EQ(render(dir / "moving.tpk", dir / "other.png", "--time 0.1").exit_code, 0);
   EXPECT_NE(read_file_bytes(dir / "other.png"), read_file_bytes(dir / "moving.png"));
+}
+
+
+// The curvature of a triangle cut from the unit sphere (vertex normals radial) placed at scale 2 is
+// that of a sphere of radius 2, as where the packer bakes the same node: corners and normals are
+// the world's.
+TEST(InstancedShading, CurvatureIsThatOfTheSurfaceAsPlaced) {
+  TempDir dir("inst_curvature");
+  AnimatedGltf gltf;
+  const std::vector<float> octant{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const int positions = gltf.accessor(octant, "VEC3"), normals = gltf.accessor(octant, "VEC3");
+  gltf.json["accessors"][size_t(positions)]["min"] = {0.0, 0.0, 0.0};
+  gltf.json["accessors"][size_t(positions)]["max"] = {1.0, 1.0, 1.0};
+  gltf.json["meshes"] = {{{"primitives", {{{"attributes", {{"POSITION", positions}, {"NORMAL", normals}}}}}}}};
+  gltf.node({{"mesh", 0}, {"scale", {2.0, 2.0, 2.0}}});
+  gltf.node({{"mesh", 0}, {"translation", {10.0, 0.0, 0.0}}});  // a second instance: the scene stays two-level
+  add_default_scene(gltf);
+  const auto input = gltf.write(dir / "octant.gltf");
+  pack::pack_scene(instanced_pack_options(input, dir / "instanced.tpk"));
+  pack_for_test(input, std::nullopt, dir / "flat.tpk");
+  const auto curvature = [](const PackedScene& scene) {
+    SceneView view = scene.host_view();
+    ShadingData shading = ShadingData::build(scene);
+    std::optional<HostInstances> instances;
+    if (scene.instanced()) {
+      instances.emplace(scene, shading);
+      instances->place(SceneMotion::of_scene(scene, "scene")->top_level(), view, shading);
+    }
+    const ShadingContext context = shading.host_context();
+    const float3 dir = v3_normalize(make_float3(-1.0f, -1.0f, -1.0f));
+    Hit hit{};
+    EXPECT_TRUE(scene_intersect_closest(&view, make_float3(5.0f, 5.0f, 5.0f), dir, 0.0f, TS_INFINITY, &hit));
+    const Surface s = surface_at(&view, &context, dir, &hit);
+    return surface_curvature(&view, &s, hit.tri);
+  };
+  const PackedScene instanced = PackedScene::load(dir / "instanced.tpk"), flat = PackedScene::load(dir / "flat.tpk");
+  ASSERT_TRUE(instanced.instanced());
+  ASSERT_FALSE(flat.instanced());
+  EXPECT_NEAR(curvature(flat), 0.5f, 0.02f);
+  EXPECT_NEAR(curvature(instanced), curvature(flat), 0.005f);
 }
 
 }  // namespace
