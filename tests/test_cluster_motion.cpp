@@ -1,8 +1,7 @@
 // Things that move through the cluster: tessera-master with two tessera-worker processes (host
 // backend) renders an animated instanced scene at the scene times its clock gives, and every frame
-// equals tessera-render --time T pixel for pixel; a live session's grabbed instance equals
-// tessera-render --instance-transform, in the raytrace and the vct mode. (The path tracer does not trace
-// instanced scenes yet: it refuses them with one error.)
+// equals tessera-render --time T pixel for pixel, raytraced, path-traced and in the vct mode; a live
+// session's grabbed instance equals tessera-render --instance-transform.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -101,6 +100,35 @@ TEST(ClusterMotion, VctFramesAtTheirSceneTimeEqualTesseraRenderTime) {
   }
   const auto first = read_image(out / "frame_000000.png"), second = read_image(out / "frame_000001.png");
   EXPECT_FALSE(std::equal(first.pixels().begin(), first.pixels().end(), second.pixels().begin()));
+}
+
+// The pathtrace mode at a fixed seed: an instant where something moved restarts the accumulation of
+// every tile, so such a frame holds the samples of its own instant alone, as tessera-render's; an
+// instant that places every instance as the last did (the cube slides there and back: 0.75 s and
+// 1.25 s put it at x = 4.5) keeps adding samples, as a held pose does. Static schedule: each worker
+// keeps its tiles from frame to frame.
+TEST(ClusterMotion, PathtracedFramesAtTheirSceneTimeEqualTesseraRenderTime) {
+  MotionCluster c;
+  auto a = c.worker("a"), b = c.worker("b");
+  testing::write_text(c.dir / "poses.csv", std::string("0,") + kPose + "\n1," + kPose + "\n2," + kPose + "\n");
+  const std::string pt = " --mode pathtrace --pt-variant plain --tile 16";
+  const auto out = c.dir / "pathtrace";
+  const auto r = testing::run_command("timeout 60 " + testing::master_binary().string() + " --workers " + a->address() + "," + b->address() +
+                                      " --scene " + c.tpk.string() + " --secret-file " + c.secret.string() + " --no-status --size " + kSize +
+                                      " --fov 50 --schedule static --poses " + (c.dir / "poses.csv").string() +
+                                      " --scene-time 0.25 --time-scale 0.5 --out " + out.string() + pt + " --spp 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output << a->log();
+  const char* times[] = {"0.25", "0.75", "1.25"};
+  const char* spp[] = {"2", "2", "4"};
+  for (int i = 0; i < 3; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "frame_%06d.png", i);
+    const ImageRgba8 frame = read_image(out / name);
+    const ImageRgba8 reference =
+        c.reference(std::string("pt") + times[i], pt + " --spp " + spp[i] + " --time " + times[i]);
+    EXPECT_EQ(frame, reference) << "frame " << i << " at " << times[i] << " s, " << spp[i] << " samples a pixel";
+  }
+  EXPECT_NE(read_image(out / "frame_000000.png"), read_image(out / "frame_000001.png"));
 }
 
 // A live session: a page grabs the sliding cube and puts it 1 up; the frame the master composited

@@ -134,7 +134,6 @@ TEST(InstancedRender, BadMotionArgumentsAndUntracedModesAreOneError) {
       {"--instance-transform 1:1,0,0", "12 comma-separated numbers", 2},
       {"--instance-transform 9:1,0,0,0,0,1,0,0,0,0,1,0", "instance 9: no such instance", 1},
       {"--time nan", "--time", 2},
-      {"--mode pathtrace", "the pathtrace mode does not trace yet", 1},
   };
   for (const Case& c : cases) {
     const auto r = render(dir / "moving.tpk", dir / "x.png", c.args);

@@ -47,9 +47,10 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& text) {
   return {w, h};
 }
 
-// --mode pathtrace: both eyes (or one), written side by side.
-int render_pathtrace(const PackedScene& scene, const PtView& view, RenderSettings settings, const std::optional<SunOverride>& sun,
-                     bool depth_given,
+// --mode pathtrace: both eyes (or one), written side by side; an instanced scene's instances as
+// `placed` has them (none: as packed).
+int render_pathtrace(const PackedScene& scene, const TopLevelBvh* placed, const PtView& view, RenderSettings settings,
+                     const std::optional<SunOverride>& sun, bool depth_given,
                      bool light_samples_given, const PathTraceSettings& pt, const RendererOptions& device,
                      unsigned cpu_threads, unsigned tile_size, bool tile_given, const std::string& output, bool json) {
   const uint32_t width = view.eyes[0].width, height = view.eyes[0].height;
@@ -63,6 +64,7 @@ int render_pathtrace(const PackedScene& scene, const PtView& view, RenderSetting
   settings.ambient = defaults.ambient;
   PathTraceRenderer renderer(scene, {device, cpu_threads});
   renderer.set_sun(sun);
+  if (placed) renderer.place_instances(*placed);
   ProgressBar bar("pathtrace");
   const PtFrameResult frame = render_pathtrace_frame(renderer, view, settings, pt, tile_given ? tile_size : 0, false,
                                                      [&](size_t done, size_t total) {
@@ -379,8 +381,9 @@ int main(int argc, char** argv) {
         view.gaze_u = gaze[0];
         view.gaze_v = gaze[1];
       }
-      return render_pathtrace(scene, view, settings, sun, app.count("--max-depth") > 0, app.count("--light-samples") > 0, pt,
-                              renderer_options, cpu_threads, tile_size, app.count("--tile") > 0, output, json);
+      return render_pathtrace(scene, motion ? &motion->top_level() : nullptr, view, settings, sun, app.count("--max-depth") > 0,
+                              app.count("--light-samples") > 0, pt, renderer_options, cpu_threads, tile_size,
+                              app.count("--tile") > 0, output, json);
     }
 
     if (mode == "vct") {

@@ -7,10 +7,10 @@
 namespace tessera {
 namespace {
 
-float triangle_area(const SceneView& view, uint32_t tri) {
+float scene_triangle_area(const SceneView& view, uint32_t tri) {
   float3 p0, p1, p2;
   scene_triangle_vertices(&view, tri, &p0, &p1, &p2);
-  return 0.5f * v3_length(v3_cross(v3_sub(p1, p0), v3_sub(p2, p0)));
+  return triangle_area(p0, p1, p2);
 }
 
 }  // namespace
@@ -55,8 +55,8 @@ ShadingData ShadingData::build(const PackedScene& scene) {
     if (d.materials[runs[r + 1]].type != TS_MATERIAL_EMISSIVE) continue;
     const uint32_t end = r + 2 < runs.size() ? runs[r + 2] : scene.triangle_count();
     for (uint32_t t = runs[r]; t < end; ++t) {
-      total += triangle_area(view, t);
-      d.emitters.push_back({t, total});
+      total += scene_triangle_area(view, t);
+      d.emitters.push_back({t, total, 0, 0});
     }
   }
   d.srgb_to_linear.resize(256);

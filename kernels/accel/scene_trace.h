@@ -34,8 +34,9 @@ TS_FN int scene_intersect_any(const SceneView* scene, float3 org, float3 dir, fl
   return kd_intersect_any(scene, org, dir, tmin, tmax);
 }
 
-/* A hit triangle's corners (object space in an instanced scene) in world space. */
-TS_FN void scene_hit_to_world(const SceneView* scene, const Hit* hit, float3* p0, float3* p1, float3* p2) {
+/* Corners of a triangle of the instance in top-level slot `slot` (object space in an instanced
+ * scene) in world space; a single-level scene's stay as they are. */
+TS_FN void scene_instance_to_world(const SceneView* scene, uint slot, float3* p0, float3* p1, float3* p2) {
 #ifdef TS_SCENE_INSTANCE_FIELDS
   if (scene_flags(scene) & TS_SCENE_INSTANCED) {
     InstanceView view = scene_instance_view(scene);
@@ -43,7 +44,7 @@ TS_FN void scene_hit_to_world(const SceneView* scene, const Hit* hit, float3* p0
     p[0] = *p0;
     p[1] = *p1;
     p[2] = *p2;
-    instance_points_to_world(&view, hit->inst, p, 3u);
+    instance_points_to_world(&view, slot, p, 3u);
     *p0 = p[0];
     *p1 = p[1];
     *p2 = p[2];
@@ -51,15 +52,32 @@ TS_FN void scene_hit_to_world(const SceneView* scene, const Hit* hit, float3* p0
 #endif
 }
 
-/* A hit's object-space shading normal in world space (unit). */
-TS_FN float3 scene_normal_to_world(const SceneView* scene, const Hit* hit, float3 n) {
+/* A hit triangle's corners (object space in an instanced scene) in world space. */
+TS_FN void scene_hit_to_world(const SceneView* scene, const Hit* hit, float3* p0, float3* p1, float3* p2) {
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  scene_instance_to_world(scene, hit->inst, p0, p1, p2);
+#endif
+}
+
+/* An object-space normal of the instance in top-level slot `slot` in world space (unit where
+ * transformed); a single-level scene's as it is. */
+TS_FN float3 scene_instance_normal_to_world(const SceneView* scene, uint slot, float3 n) {
 #ifdef TS_SCENE_INSTANCE_FIELDS
   if (scene_flags(scene) & TS_SCENE_INSTANCED) {
     InstanceView view = scene_instance_view(scene);
-    return instance_normal_to_world(&view, hit->inst, n);
+    return instance_normal_to_world(&view, slot, n);
   }
 #endif
   return n;
+}
+
+/* A hit's object-space shading normal in world space (unit). */
+TS_FN float3 scene_normal_to_world(const SceneView* scene, const Hit* hit, float3 n) {
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  return scene_instance_normal_to_world(scene, hit->inst, n);
+#else
+  return n;
+#endif
 }
 
 #endif

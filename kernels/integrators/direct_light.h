@@ -1,5 +1,6 @@
 /* Direct light at a diffuse surface: point and directional lights with one shadow ray each, and
- * emissive triangles by area sampling (from their front faces). Returns irradiance / pi, to be multiplied by the albedo. */
+ * emissive triangles by area sampling (from their front faces; an instanced scene's where their
+ * instance places them, picked by world-space area). Returns irradiance / pi, to be multiplied by the albedo. */
 #ifndef TESSERA_KERNELS_INTEGRATORS_DIRECT_LIGHT_H
 #define TESSERA_KERNELS_INTEGRATORS_DIRECT_LIGHT_H
 #include "kernels/accel/scene_trace.h"
@@ -43,6 +44,7 @@ TS_FN float3 direct_light(const SceneView* scene, const ShadingContext* ctx, con
       float d2, cs, cl, u1 = rng_next(rng), u2 = rng_next(rng);
       MaterialGpu m;
       scene_triangle_vertices(scene, tri, &p0, &p1, &p2);
+      scene_instance_to_world(scene, ctx->emitters[e].inst, &p0, &p1, &p2);
       q = triangle_sample(p0, p1, p2, u1, u2);
       to = v3_sub(q, origin);
       d2 = v3_dot(to, to);

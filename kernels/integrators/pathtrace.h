@@ -113,10 +113,10 @@ TS_FN uint pt_reproject_diffuse(const SceneView* scene, const RenderSettings* rs
 }
 
 /* The same test from the other eye's first hits of this sample: pixel `target` of the other eye saw
- * P_c's triangle, or the same material at P_c's distance within two pixel footprints (widened
- * for surfaces seen at a grazing angle). */
+ * P_c's triangle (of the same instance, where the scene is instanced), or the same material at P_c's
+ * distance within two pixel footprints (widened for surfaces seen at a grazing angle). */
 TS_FN uint pt_reproject_primary(const ShadingContext* ctx, const PathTraceParams* pt, const CameraParams* other,
-                                TS_GLOBAL const PtPrimary* other_primaries, float3 pc, float3 ng, uint tri,
+                                TS_GLOBAL const PtPrimary* other_primaries, float3 pc, float3 ng, PtPrimary first_hit,
                                 uint material) {
   float3 to_eye = v3_sub(camera_origin(other), pc);
   float x, y, dist, cos_view, tol;
@@ -127,7 +127,11 @@ TS_FN uint pt_reproject_primary(const ShadingContext* ctx, const PathTraceParams
   target = pt_tile_index(pt, x, y);
   if (target == TS_PT_NO_TARGET) return target;
   q = other_primaries[target];
-  if (q.tri == tri) return target;
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  if (q.tri == first_hit.tri && q.inst == first_hit.inst) return target;
+#else
+  if (q.tri == first_hit.tri) return target;
+#endif
   if (q.tri == TS_KD_NO_TRIANGLE) return TS_PT_NO_TARGET;
   if (material_of_triangle(ctx->material_runs, ctx->material_run_count, q.tri) != material) return TS_PT_NO_TARGET;
   dist = v3_length(to_eye);
@@ -217,6 +221,9 @@ TS_FN PtPrimary pt_trace_primary(const SceneView* scene, const ShadingContext* c
   out.u = 0.0f;
   out.v = 0.0f;
   out.dist = 0.0f;
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  out.inst = TS_NO_INSTANCE;
+#endif
   while (*segments < TS_PT_MAX_SEGMENTS) {
     Hit hit;
     Surface s;
@@ -230,6 +237,9 @@ TS_FN PtPrimary pt_trace_primary(const SceneView* scene, const ShadingContext* c
     out.tri = hit.tri;
     out.u = hit.u;
     out.v = hit.v;
+#ifdef TS_SCENE_INSTANCE_FIELDS
+    out.inst = (scene_flags(scene) & TS_SCENE_INSTANCED) ? hit.inst : TS_NO_INSTANCE; /* single-level hits leave it unset */
+#endif
     out.dist = v3_length(v3_sub(s.p, camera_origin(cam)));
     break;
   }
@@ -269,6 +279,9 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
       hit.t = first_hit.dist;
       hit.u = first_hit.u;
       hit.v = first_hit.v;
+#ifdef TS_SCENE_INSTANCE_FIELDS
+      hit.inst = first_hit.inst;
+#endif
     } else {
       if (segments >= TS_PT_MAX_SEGMENTS) break;
       ++segments;
@@ -286,7 +299,7 @@ TS_FN PtSample pt_trace_sample(const SceneView* scene, const ShadingContext* ctx
       /* Algorithm 3 lines 10-17: where the other eye sees P_c; the radiance is added at the end */
       out.target = (pt->features & TS_PT_VISIBILITY_RAY)
                        ? pt_reproject_diffuse(scene, rs, pt, other, s.p, s.ng)
-                       : pt_reproject_primary(ctx, pt, other, other_primaries, s.p, s.ng, hit.tri, s.material);
+                       : pt_reproject_primary(ctx, pt, other, other_primaries, s.p, s.ng, first_hit, s.material);
     }
     if (m.type == TS_MATERIAL_EMISSIVE) {
       if (count_emission && s.front) /* emitters are one-sided, as direct_light() samples them */

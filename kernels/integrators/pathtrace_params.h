@@ -5,6 +5,7 @@
 #ifndef TESSERA_KERNELS_INTEGRATORS_PATHTRACE_PARAMS_H
 #define TESSERA_KERNELS_INTEGRATORS_PATHTRACE_PARAMS_H
 #include "kernels/base/compat.h"
+#include "kernels/scene/scene_view.h" /* TS_SCENE_INSTANCE_FIELDS */
 
 /* PathTraceParams.features */
 #define TS_PT_REPROJECT 1u        /* add first-hit radiance to the other eye's pixel (Algorithm 3) */
@@ -46,11 +47,16 @@ typedef struct PtPixelOut {
 } PtPixelOut;
 
 /* A sample's first opaque hit (phase 1 of a sample; cut-out texels are passed through). The other
- * eye's first hits of the same sample tell whether it sees a reprojected point. 16 bytes. */
+ * eye's first hits of the same sample tell whether it sees a reprojected point. 16 bytes; 20 where
+ * the scene is instanced (TS_SCENE_INSTANCE_FIELDS: the host always, OpenCL programs built for an
+ * instanced scene), whose buffers the host sizes by pt_primary_bytes (worker/render/pathtrace_backend.h). */
 typedef struct PtPrimary {
   uint tri;   /* TS_KD_NO_TRIANGLE (0xFFFFFFFF) when the ray left the scene */
   float u, v; /* barycentrics, see kernels/geom/triangle.h */
   float dist; /* distance from the eye */
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  uint inst;  /* the hit's instance slot (Hit.inst) */
+#endif
 } PtPrimary;
 
 #endif

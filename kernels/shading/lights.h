@@ -14,11 +14,20 @@ typedef struct LightGpu {
 } LightGpu;
 
 /* Emissive triangles for next-event estimation: triangle index and the running sum of areas
- * (so a uniform number picks a triangle with probability proportional to its area). */
+ * (so a uniform number picks a triangle with probability proportional to its area). An instanced
+ * scene lists each emissive triangle once for every instance that places it, areas in world space
+ * (common/render/instance_emitters.h, rebuilt whenever the instances move). 16 bytes. */
 typedef struct EmitterGpu {
   uint tri;
   float area_cdf; /* total area of this and every earlier emitter */
+  uint inst;      /* an instanced scene's: the slot of the instance in the top level (unused in others) */
+  uint pad;
 } EmitterGpu;
+
+/* A triangle's area (emitter lists sum these). */
+TS_FN float triangle_area(float3 p0, float3 p1, float3 p2) {
+  return 0.5f * v3_length(v3_cross(v3_sub(p1, p0), v3_sub(p2, p0)));
+}
 
 /* Index of the emitter whose CDF interval holds xi * total. */
 TS_FN uint emitter_pick(TS_GLOBAL const EmitterGpu* emitters, uint count, float xi) {

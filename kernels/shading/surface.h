@@ -17,6 +17,9 @@ typedef struct Surface {
   float cos_view;    /* |n . d| at the hit: the footprint is 1 / cos_view times longer than wide */
   uint material;
   int front;      /* 1 when the ray hit the side the triangle's winding faces */
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  uint inst;      /* an instanced scene's hit: its instance's top-level slot (Hit.inst) */
+#endif
 } Surface;
 
 /* The uv change per unit of world length along `along` (a direction in the triangle's plane, any
@@ -57,6 +60,9 @@ TS_FN Surface surface_at(const SceneView* scene, const ShadingContext* ctx, floa
     s.ns = n;
   }
   s.material = material_of_triangle(ctx->material_runs, ctx->material_run_count, hit->tri);
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  s.inst = (scene_flags(scene) & TS_SCENE_INSTANCED) ? hit->inst : TS_NO_INSTANCE; /* single-level hits leave it unset */
+#endif
   s.uv = make_float2(0.0f, 0.0f);
   s.uv_per_area = 0.0f;
   s.uv_along = make_float2(0.0f, 0.0f);
@@ -76,7 +82,9 @@ TS_FN Surface surface_at(const SceneView* scene, const ShadingContext* ctx, floa
 /* Curvature of the surface around a hit, estimated from the triangle's vertex normals as in
  * Akenine-Moeller et al. 2021 (ray cones): along each edge (n_j - n_i) . (p_j - p_i) / |p_j - p_i|^2,
  * averaged over the three edges; 1 / r on a sphere of radius r. Positive where the surface bulges
- * toward the ray (convex as seen from its side), 0 for flat-shaded triangles. */
+ * toward the ray (convex as seen from its side), 0 for flat-shaded triangles. An instance's corners
+ * and normals are taken to world space first (s comes from surface_at), so a scaled object curves
+ * as it is shown. */
 TS_FN float surface_curvature(const SceneView* scene, const Surface* s, uint tri) {
   uint4 t = scene_triangle_indices(scene, tri);
   uint ti[3];
@@ -89,6 +97,10 @@ TS_FN float surface_curvature(const SceneView* scene, const Surface* s, uint tri
   ti[1] = t.y;
   ti[2] = t.z;
   for (i = 0u; i < 3u; ++i) n[i] = scene_vertex_normal(scene, ti[i]);
+#ifdef TS_SCENE_INSTANCE_FIELDS
+  scene_instance_to_world(scene, s->inst, &p[0], &p[1], &p[2]);
+  for (i = 0u; i < 3u; ++i) n[i] = scene_instance_normal_to_world(scene, s->inst, n[i]);
+#endif
   for (i = 0u; i < 3u; ++i) {
     uint j = i == 2u ? 0u : i + 1u;
     float3 e = v3_sub(p[j], p[i]);

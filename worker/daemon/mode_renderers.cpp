@@ -25,6 +25,7 @@ PathTraceRenderer& pathtrace_renderer(LoadedScene& scene, const PathTraceRendere
     PathTraceRendererOptions in_profile = options;  // the scene's scene-memory profile
     in_profile.device.scene_memory = scene.memory;
     scene.pathtrace = std::make_unique<PathTraceRenderer>(scene.scene, in_profile);
+    if (scene.motion) scene.pathtrace->place_instances(scene.motion->top_level());  // the instant posed so far
     net::log_info("scene " + scene.name + ": path tracer on " + scene.pathtrace->description());
   }
   return *scene.pathtrace;

@@ -101,7 +101,7 @@ void WorkerSession::pose_scene_for(Frame& frame) {
   LoadedScene& scene = *frame.scene;
   if (!scene.motion || !pose_scene(*scene.motion, frame.motion)) return;
   scene.renderer->place_instances(scene.motion->top_level());
-  if (scene.pathtrace) scene.pathtrace->cache().clear();
+  if (scene.pathtrace) scene.pathtrace->place_instances(scene.motion->top_level());  // drops the accumulations too
 }
 
 void WorkerSession::render_batch(Batch& batch) {

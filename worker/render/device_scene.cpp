@@ -14,7 +14,9 @@
 namespace tessera {
 namespace {
 
-constexpr size_t kLightsBuffer = 4;  // in TS_SHADING_PARAMS order: materials, material_runs, textures, texels, lights
+// In TS_SHADING_PARAMS order: materials, material_runs, textures, texels, lights, emitters
+constexpr size_t kLightsBuffer = 4;
+constexpr size_t kEmittersBuffer = 5;
 
 // Checks the whole set against the budget first, so a scene that does not fit is refused before
 // anything is allocated, with every buffer listed.
@@ -59,6 +61,7 @@ DeviceScene::DeviceScene(const cl::Device& device, cl::DeviceMemoryBudget& budge
     objects_ = budget.create("objects", words.size() * 4, cl::BufferAccess::read_only);
     cl::write_buffer(device, objects_, words.data(), words.size() * 4);
     device_bytes_ += words.size() * 4;
+    instance_emitters_.emplace(scene, shading);
     place_instances(device, budget, SceneMotion::of_scene(scene, "scene")->top_level());
   }
 }
@@ -73,6 +76,13 @@ void DeviceScene::place_instances(const cl::Device& device, cl::DeviceMemoryBudg
   // The scene's box is the instances' where they are now (ray set-up and epsilons read it).
   constants_.bounds_min_x = top.bounds.min[0], constants_.bounds_min_y = top.bounds.min[1], constants_.bounds_min_z = top.bounds.min[2];
   constants_.bounds_max_x = top.bounds.max[0], constants_.bounds_max_y = top.bounds.max[1], constants_.bounds_max_z = top.bounds.max[2];
+  if (instance_emitters_ && !instance_emitters_->empty()) {  // each emitter where its instance is now
+    const std::vector<EmitterGpu> emitters = instance_emitters_->place(top);
+    const uint64_t bytes = emitters.size() * sizeof(EmitterGpu);
+    budget.ensure(shading_buffers_[kEmittersBuffer], "emitters", bytes, cl::BufferAccess::read_only);
+    cl::write_buffer(device, shading_buffers_[kEmittersBuffer], emitters.data(), bytes);
+    emitter_count_ = uint32_t(emitters.size());
+  }
 }
 
 void DeviceScene::set_lights(const cl::Device& device, cl::DeviceMemoryBudget& budget, std::span<const LightGpu> lights) {

@@ -4,6 +4,7 @@
 // all created through the device-memory budget (so --gpu-mem-limit refuses a scene that does not
 // fit and says which buffers need how much). Kernels take the buffers in the argument
 // order of kernels/device/opencl/kernel_params.h.
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "common/cl/device.h"
 #include "common/cl/device_memory.h"
 #include "common/cl/kernel.h"
+#include "common/render/instance_emitters.h"
 #include "common/render/shading_data.h"
 #include "common/scene/kd_blocked_layout.h"
 #include "common/scene/packed_scene.h"
@@ -28,8 +30,9 @@ class DeviceScene {
 
   static constexpr cl_uint kSceneArgCount = 14;  // an instanced scene's programs take 4 more (its top level)
   static constexpr cl_uint kShadingArgCount = 9;
-  // An instanced scene's instances as placed from now on (SceneMotion::top_level()); the top-level
-  // buffers grow through the budget where needed. Nothing for a single-level scene.
+  // An instanced scene's instances as placed from now on (SceneMotion::top_level()), and its
+  // emitters where they place them (common/render/instance_emitters.h); the buffers grow through
+  // the budget where needed. Nothing for a single-level scene.
   void place_instances(const cl::Device& device, cl::DeviceMemoryBudget& budget, const TopLevelBvh& top);
 
   // Sets TS_SCENE_PARAMS starting at argument `first`; returns the next argument index.
@@ -66,6 +69,7 @@ class DeviceScene {
   bool instanced_ = false;
   uint32_t instance_count_ = 0;
   cl::Buffer tlas_nodes_, instance_records_, objects_;  // an instanced scene's top level and objects
+  std::optional<InstanceEmitters> instance_emitters_;   // an instanced scene's emissive triangles, object space
   std::vector<LightGpu> scene_lights_;
   uint32_t material_run_count_ = 0, light_count_ = 0, emitter_count_ = 0;
   uint64_t device_bytes_ = 0;

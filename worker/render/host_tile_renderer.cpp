@@ -7,8 +7,6 @@
 #include "common/base/error.h"
 #include "common/render/shading_data.h"
 #include "common/scene/scene_motion.h"
-#include "common/scene/scene_objects.h"
-#include "common/scene/top_level_view.h"
 
 namespace tessera {
 
@@ -19,15 +17,15 @@ HostTileRenderer::HostTileRenderer(const PackedScene& scene, unsigned threads, S
       scene_lights_(shading_.lights),
       threads_(threads) {
   if (scene.instanced()) {  // placed as packed (time 0) until told otherwise
-    object_words_ = object_words(scene.objects());
+    instances_.emplace(scene, shading_);
     place_instances(SceneMotion::of_scene(scene, "scene")->top_level());
   }
 }
 
 void HostTileRenderer::place_instances(const TopLevelBvh& top) {
-  if (!(view_.flags & TS_SCENE_INSTANCED)) return;
-  top_ = top;
-  view_top_level(view_, top_, object_words_);
+  if (!instances_) return;
+  instances_->place(top, view_, shading_);  // the top level, and the emitters where it puts them
+  context_ = shading_.host_context();
 }
 
 void HostTileRenderer::set_sun(const std::optional<SunOverride>& sun) {

@@ -1,5 +1,8 @@
 #pragma once
+#include <optional>
+
 #include "common/render/shading_data.h"
+#include "worker/render/host_instances.h"
 #include "worker/render/tile_renderer.h"
 
 namespace tessera {
@@ -19,9 +22,8 @@ class HostTileRenderer final : public TileRenderer {
 
  private:
   SceneView view_;
-  TopLevelBvh top_;                     // an instanced scene's top level, as placed last
-  std::vector<uint32_t> object_words_;  // its objects (TS_OBJECT_WORDS each)
   ShadingData shading_;
+  std::optional<HostInstances> instances_;  // an instanced scene's, as placed last
   ShadingContext context_;
   std::vector<LightGpu> scene_lights_;
   std::optional<SunOverride> sun_;

@@ -10,8 +10,10 @@
 #include "common/cl/device_memory.h"
 #include "common/cl/program.h"
 #include "common/render/shading_data.h"
+#include "common/scene/scene_motion.h"
 #include "kernels/device/cpu/pathtrace_cpu.h"
 #include "worker/render/device_scene.h"
+#include "worker/render/host_instances.h"
 #include "worker/render/pathtrace_device_sums.h"
 #include "worker/render/pathtrace_registers.h"
 #include "worker/render/pathtrace_tile_batch.h"
@@ -23,7 +25,12 @@ namespace {
 class HostPathTraceBackend final : public PathTraceBackend {
  public:
   HostPathTraceBackend(const PackedScene& scene, unsigned threads, SceneMemory memory)
-      : view_(scene.host_view(memory)), shading_(ShadingData::build(scene)), context_(shading_.host_context()), threads_(threads) {}
+      : view_(scene.host_view(memory)), shading_(ShadingData::build(scene)), context_(shading_.host_context()), threads_(threads) {
+    if (scene.instanced()) {  // placed as packed (time 0) until told otherwise
+      instances_.emplace(scene, shading_);
+      place_instances(SceneMotion::of_scene(scene, "scene")->top_level());
+    }
+  }
   std::string description() const override {
     const unsigned n = threads_ ? threads_ : std::max(1u, std::thread::hardware_concurrency());
     return "host (kernels compiled for the CPU, " + std::to_string(n) + " threads)";
@@ -47,10 +54,16 @@ class HostPathTraceBackend final : public PathTraceBackend {
     shading_.lights.assign(lights.begin(), lights.end());
     context_ = shading_.host_context();
   }
+  void place_instances(const TopLevelBvh& top) override {
+    if (!instances_) return;
+    instances_->place(top, view_, shading_);
+    context_ = shading_.host_context();
+  }
 
  private:
   SceneView view_;
   ShadingData shading_;
+  std::optional<HostInstances> instances_;  // an instanced scene's, as placed last
   ShadingContext context_;
   unsigned threads_;
   PtLaunch pending_[kSlots]{};
@@ -82,6 +95,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
   bool is_opencl() const override { return true; }
   std::unique_ptr<PtDeviceSums> make_sums(size_t pixels) override { return accumulator_.make_sums(pixels); }
   void set_lights(std::span<const LightGpu> lights) override { scene_.set_lights(device_, budget_, lights); }
+  void place_instances(const TopLevelBvh& top) override { scene_.place_instances(device_, budget_, top); }
 
   void submit(int slot, const PtLaunch& l, PtBatch& out, PtDeviceSums* sums) override {
     Slot& s = slots_[slot];
@@ -89,7 +103,7 @@ class OpenClPathTraceBackend final : public PathTraceBackend {
     const uint64_t own_bytes = pixels * sizeof(PtPixelOut), reproj_bytes = pixels * 4 * sizeof(float);
     ensure(s.own, "pathtrace_own_", slot, own_bytes);
     ensure(s.reproj, "pathtrace_reproj_", slot, reproj_bytes);
-    ensure(s.primaries, "pathtrace_primaries_", slot, pixels * sizeof(PtPrimary));
+    ensure(s.primaries, "pathtrace_primaries_", slot, pixels * pt_primary_bytes(scene_.scene().instanced()));
     clear(s.own, own_bytes);
     clear(s.reproj, reproj_bytes);
     if (persistent_groups_) {  // one group counter a sample
@@ -194,7 +208,6 @@ void PathTraceBackend::render_batch(const PtLaunch&, std::span<const PtBatchTile
 }
 
 std::unique_ptr<PathTraceBackend> make_pathtrace_backend(const PackedScene& scene, const RendererOptions& options) {
-  require_single_level(scene, "the pathtrace mode");
   if (options.device == "host") return std::make_unique<HostPathTraceBackend>(scene, options.host_threads, options.scene_memory);
   return std::make_unique<OpenClPathTraceBackend>(scene, options);
 }

@@ -5,6 +5,7 @@
 // sums there. submit() only starts the work where the device runs on its own (OpenCL: the kernels
 // and a non-blocking read-back are queued), so the thread that merges can keep the device busy
 // with the next launch while it merges the previous one; collect() waits for the launch.
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <span>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common/scene/packed_scene.h"
+#include "common/scene/top_level_bvh.h"
 #include "worker/render/pathtrace_accumulation.h"
 #include "worker/render/tile_renderer.h"
 
@@ -66,6 +68,9 @@ class PathTraceBackend {
   virtual PtCollected collect(int slot) = 0;
   // The lights the kernels read from the next launch on.
   virtual void set_lights(std::span<const LightGpu> lights) = 0;
+  // An instanced scene's instances (and their emitters) as placed from the next launch on
+  // (SceneMotion::top_level()); nothing for a single-level scene.
+  virtual void place_instances(const TopLevelBvh& top) = 0;
 
   // True where render_batch renders many tile pairs in one launch per launch of samples (OpenCL
   // devices on the GPU code path; the others go tile by tile, where a batch would save nothing).
@@ -81,6 +86,10 @@ class PathTraceBackend {
                             const ResolveOptions& resolve, std::span<uint32_t> out, const StopRequested& stop,
                             const PtBatchPairDone& on_pair_done);
 };
+
+// Bytes of a first hit (PtPrimary) in the programs that trace `instanced` or single-level scenes:
+// only an instanced scene's carry the instance slot (OpenCL programs of single-level scenes keep 16).
+inline size_t pt_primary_bytes(bool instanced) { return instanced ? sizeof(PtPrimary) : offsetof(PtPrimary, inst); }
 
 // device "host": the host backend on host_threads threads (0 = all cores); else OpenCL.
 std::unique_ptr<PathTraceBackend> make_pathtrace_backend(const PackedScene& scene, const RendererOptions& options);

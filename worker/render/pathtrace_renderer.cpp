@@ -11,6 +11,7 @@
 #include "common/base/error.h"
 #include "common/base/usage_error.h"
 #include "common/render/stereo.h"
+#include "common/scene/scene_motion.h"
 #include "kernels/device/cpu/pathtrace_cpu.h"
 
 namespace tessera {
@@ -137,7 +138,21 @@ PathTraceRenderer::PathTraceRenderer(const PackedScene& scene, const PathTraceRe
       host_view_(scene.host_view(options.device.scene_memory)),
       host_shading_(ShadingData::build(scene)),
       host_context_(host_shading_.host_context()),
-      scene_lights_(host_shading_.lights) {}
+      scene_lights_(host_shading_.lights) {
+  if (scene.instanced()) {  // as the backend: placed as packed (time 0) until told otherwise
+    host_instances_.emplace(scene, host_shading_);
+    host_instances_->place(SceneMotion::of_scene(scene, "scene")->top_level(), host_view_, host_shading_);
+    host_context_ = host_shading_.host_context();
+  }
+}
+
+void PathTraceRenderer::place_instances(const TopLevelBvh& top) {
+  if (!host_instances_) return;
+  backend_->place_instances(top);
+  host_instances_->place(top, host_view_, host_shading_);
+  host_context_ = host_shading_.host_context();
+  cache_.clear();
+}
 
 void PathTraceRenderer::set_sun(const std::optional<SunOverride>& sun) {
   if (sun == sun_) return;

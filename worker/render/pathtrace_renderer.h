@@ -28,6 +28,7 @@
 #include "common/render/camera_setup.h"
 #include "common/render/shading_data.h"
 #include "common/render/sun_override.h"
+#include "worker/render/host_instances.h"
 #include "worker/render/pathtrace_backend.h"
 
 namespace tessera {
@@ -163,6 +164,11 @@ class PathTraceRenderer {
   // Renders from now on with the scene's sun replaced by `sun` (none: the scene's own lights). A
   // change drops every tile's accumulation (its samples estimate another image).
   void set_sun(const std::optional<SunOverride>& sun);
+  // An instanced scene's instances as placed from now on (SceneMotion::top_level() when changed();
+  // the renderer starts at the packed placement, time 0), on the device and for the CPU helpers,
+  // emitters included. Drops every tile's accumulation, as set_sun does. Nothing for a
+  // single-level scene.
+  void place_instances(const TopLevelBvh& top);
 
   // The tiles' accumulations (tests, ground truth in linear radiance, dropping tiles a worker lost).
   AccumulationCache& cache() { return cache_; }
@@ -186,6 +192,7 @@ class PathTraceRenderer {
   std::unique_ptr<PathTraceBackend> backend_;
   SceneView host_view_;       // for the CPU helpers
   ShadingData host_shading_;
+  std::optional<HostInstances> host_instances_;  // an instanced scene's, for the CPU helpers
   ShadingContext host_context_;
   std::vector<LightGpu> scene_lights_;
   std::optional<SunOverride> sun_;

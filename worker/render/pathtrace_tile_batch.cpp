@@ -137,7 +137,7 @@ void PathTraceTileBatch::render(const PtLaunch& base, std::span<const PtBatchTil
            waves[w].list.words.size() * sizeof(cl_uint));
   ensure(budget_, own_, "pathtrace_batch_own", pixels * sizeof(PtPixelOut));
   ensure(budget_, reproj_, "pathtrace_batch_reproj", pixels * 4 * sizeof(float));
-  ensure(budget_, primaries_, "pathtrace_batch_primaries", pixels * sizeof(PtPrimary));
+  ensure(budget_, primaries_, "pathtrace_batch_primaries", pixels * pt_primary_bytes(scene_.scene().instanced()));
   ensure(budget_, mean_, "pathtrace_batch_mean", pixels * 3 * sizeof(float));
   ensure(budget_, linear_, "pathtrace_batch_linear", pixels * 3 * sizeof(float));
   ensure(budget_, rgba_, "pathtrace_batch_rgba", pixels * sizeof(uint32_t));

@@ -37,7 +37,7 @@ BatchTiming TileRenderer::render_raytrace_batch(const std::array<CameraParams, 2
 void require_single_level(const PackedScene& scene, const std::string& what) {
   if (scene.instanced())
     throw Error("the scene places objects by instances (docs/instances.md), which " + what +
-                " does not trace yet (the raytrace mode does; or pack the scene without --instances)");
+                " does not trace (every render mode does; or pack the scene without --instances)");
 }
 
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options) {

@@ -100,7 +100,7 @@ struct RendererOptions {
 // (kernels/accel/scene_trace.h).
 std::unique_ptr<TileRenderer> make_tile_renderer(const PackedScene& scene, const RendererOptions& options);
 
-// Throws Error("<what> ...") for an instanced scene where `what` (a mode or device) does not trace
+// Throws Error("<what> ...") for an instanced scene where `what` (tessera-bench rays) does not trace
 // instances yet: nothing is drawn from the first object alone.
 void require_single_level(const PackedScene& scene, const std::string& what);
 
