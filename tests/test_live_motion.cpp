@@ -249,10 +249,11 @@ TEST(LiveMotion, APickedInstanceIsMovedAndEveryWorkerRendersTheNextFramesWithIt)
 // (its jittered samples rise to the cap, every frame at the instant of the first: path tracing's
 // accumulation goes on the same way, the workers keeping it while the instant stays), the same slide
 // in view restarts it every frame.
-TEST(LiveMotion, AHeldViewRefinesWhileOnlyThingsOutOfViewMove) {
+// With the clock playing, a held view away from the sliding cube refines to its most samples at one
+// scene time; a view of it takes a fresh first sample every frame. `mode` limits refinement to 8.
+void expect_held_view_refines_only_while_nothing_in_view_moves(const std::vector<std::string>& mode) {
   testing::TempDir scenes("live_cubes_refine");
-  LiveMaster m({"--mode", "raytrace", "--max-samples", "8"}, {"--device", "host", "--threads", "1"}, false, {},
-               testing::pack_two_cubes(scenes.path()));
+  LiveMaster m(mode, {"--device", "host", "--threads", "1"}, false, {}, testing::pack_two_cubes(scenes.path()));
   ASSERT_NE(m.port, 0) << m.log();
   LiveClient d = driver(m);
   // Frames until none came for 2.5 s (or 20 s passed): the most samples, the scene times, the count.
@@ -285,6 +286,15 @@ TEST(LiveMotion, AHeldViewRefinesWhileOnlyThingsOutOfViewMove) {
   EXPECT_GE(facing.frames, 3u) << m.log();
   EXPECT_EQ(facing.most, 1u) << "samples of different instants were averaged";
   EXPECT_GE(facing.times.size(), facing.frames - 1);
+}
+
+TEST(LiveMotion, AHeldViewRefinesWhileOnlyThingsOutOfViewMove) {
+  expect_held_view_refines_only_while_nothing_in_view_moves({"--mode", "raytrace", "--max-samples", "8"});
+}
+
+// The path tracer's accumulation: it restarts only when something in view moved.
+TEST(LiveMotion, PathTracedHeldViewRefinesWhileOnlyThingsOutOfViewMove) {
+  expect_held_view_refines_only_while_nothing_in_view_moves({"--mode", "pathtrace", "--spp", "1", "--max-path-samples", "8"});
 }
 
 }  // namespace
