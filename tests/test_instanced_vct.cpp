@@ -1,6 +1,7 @@
 // The vct mode on instanced scenes (docs/instances.md, docs/render-modes.md): OBJ groups under identity
 // instances render the flattened pack's image, a grid updated where instances moved equals the moved
-// scene voxelized again (bit for bit, on the host; PoCL's grids follow the same instances), and
+// scene voxelized again (bit for bit, on the host and on PoCL, each against its own full voxelization;
+// PoCL's grids follow the same instances as the host's), and
 // tessera-render --mode vct --time places the grid at that instant.
 #include <gtest/gtest.h>
 
