@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "common/base/file_io.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -200,6 +202,29 @@ TEST(InstancedVct, OpenClGridsFollowTheInstancesAsTheHostDoes) {
       else cpu_paths_images.push_back(image);
     }
   }
+}
+
+// tessera-bench vct --motion on PoCL: the OpenCL grid updated step by step against one voxelized again
+// every step, both ending equal; a filled grid is voxelized again whole there too.
+TEST(InstancedVct, BenchMotionTimesTheOpenClUpdateAgainstAFullOne) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  TempDir dir("vct_motion_bench");
+  const auto tpk = pack_flyover(dir.path());
+  const auto r = run_command((binary_dir() / "worker/tessera-bench").string() + " vct " + shell_word(tpk) +
+                             " --motion 0.3 --motion-steps 2 --grid 32 --device cpu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto json = nlohmann::json::parse(r.output);
+  EXPECT_EQ(json["incremental"]["incremental_steps"].get<uint32_t>(), 2u);
+  EXPECT_EQ(json["full"]["incremental_steps"].get<uint32_t>(), 0u);
+  EXPECT_GT(json["incremental"]["region_voxels"].get<double>(), 0.0);
+  EXPECT_TRUE(json["grids_equal"].get<bool>());
+  const PackedScene scene = PackedScene::load(tpk);
+  auto motion = SceneMotion::of_scene(scene, "flyover");
+  motion->set_time(0.5);
+  auto solid = vct_renderer(scene, "cpu", true);
+  const VctUpdateTimes u = solid->place_instances(motion->top_level());
+  EXPECT_EQ(u.moved, 1u);
+  EXPECT_FALSE(u.incremental);
 }
 
 // tessera-render --mode vct --time T: the grid where the instances are at T (another instant, another image).
