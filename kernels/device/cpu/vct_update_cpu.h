@@ -12,6 +12,8 @@
 //   - mip voxels are computed again over the region's cells and above every level-0 voxel whose
 //     radiance changed; the rest keep theirs.
 // Filled (solid) grids are not updated this way: an interior is decided along whole columns of the grid.
+// The work items are kernels/vct/vct_update.h's, which the OpenCL backend launches as kernels
+// (worker/render/opencl_vct_update.cpp).
 #include <span>
 #include <vector>
 
