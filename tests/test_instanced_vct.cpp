@@ -1,10 +1,13 @@
 // The vct mode on instanced scenes (docs/instances.md, docs/render-modes.md): OBJ groups under identity
 // instances render the flattened pack's image, a grid updated where instances moved equals the moved
-// scene voxelized again (bit for bit, on the host; PoCL's grids follow the same instances), and
+// scene voxelized again (bit for bit, on the host and on PoCL, each against its own full voxelization;
+// PoCL's grids follow the same instances as the host's), and
 // tessera-render --mode vct --time places the grid at that instant.
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include <nlohmann/json.hpp>
 
 #include "common/base/file_io.h"
 #include "common/image/metrics.h"
@@ -142,36 +145,86 @@ TEST(InstancedVct, IncrementalUpdateEqualsVoxelizingTheMovedScene) {
 }
 
 // PoCL's CPU paths and its GPU code path voxelize the instances where the host does (its grid within
-// the host/OpenCL tolerance of tests/test_vct.cpp), and render the moved scene alike.
+// the host/OpenCL tolerance of tests/test_vct.cpp), and render the moved scene alike. Their grids follow
+// moves incrementally too: after each move the updated grid is, voxel for voxel, the one the same device
+// voxelizes from scratch at that placement.
 TEST(InstancedVct, OpenClGridsFollowTheInstancesAsTheHostDoes) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
   TempDir dir("vct_opencl");
   const PackedScene scene = PackedScene::load(pack_flyover(dir.path()));
   auto motion = SceneMotion::of_scene(scene, "flyover");
-  motion->set_time(0.7);
-  const TopLevelBvh& top = motion->top_level();
   auto host = vct_renderer(scene, "host");
-  ASSERT_TRUE(host->place_instances(top).incremental);
+  std::vector<TopLevelBvh> placements;  // the flyer on its way, then it and the still cube grabbed at once
+  motion->set_time(0.7);
+  placements.push_back(motion->top_level());
+  motion->set_instance_transform(2, Transform3x4{{0.6f, 0, 0, 6.0f, 0, 0.6f, 0, -0.4f, 0, 0, 0.6f, 2.5f}});
+  motion->set_instance_transform(1, Transform3x4{{1, 0, 0, -2.0f, 0, 1, 0, -0.3f, 0, 0, 1, -2.0f}});
+  placements.push_back(motion->top_level());
   const CameraParams camera = flyover_camera(48, 40);
   const RenderSettings settings = default_render_settings(scene);
   VctFrameSettings frame;
   frame.preset = 5;
-  const ImageRgba8 host_image = render_vct_frame(*host, camera, settings, frame, 24);
-  EXPECT_LT(psnr_rgb(host_image, ImageRgba8(48, 40, Rgba8{0, 0, 0, 255})), 30.0) << "a blank image";
-  std::optional<ImageRgba8> cpu_paths_image;
+  std::vector<cpu::VctGridData> host_grids;
+  std::vector<ImageRgba8> host_images;
+  for (const TopLevelBvh& top : placements) {
+    ASSERT_TRUE(host->place_instances(top).incremental);
+    host_grids.push_back(host->read_grid());
+    host_images.push_back(render_vct_frame(*host, camera, settings, frame, 24));
+  }
+  EXPECT_LT(psnr_rgb(host_images[0], ImageRgba8(48, 40, Rgba8{0, 0, 0, 255})), 30.0) << "a blank image";
+  std::vector<ImageRgba8> cpu_paths_images;
   for (const char* paths : {"", "off"}) {
     SCOPED_TRACE(paths);
     std::optional<ScopedEnv> gpu_path;
     if (*paths) gpu_path.emplace("TESSERA_CPU_PATHS", paths);
     auto pocl = vct_renderer(scene, "cpu");
-    EXPECT_EQ(pocl->place_instances(top).moved, 1u);
-    expect_same_grids(host->read_grid(), pocl->read_grid(), 0.001);
-    const ImageRgba8 image = render_vct_frame(*pocl, camera, settings, frame, 24);
-    const DiffStats d = diff_stats(host_image, image, 2);
-    EXPECT_LE(d.fraction_over_threshold, 0.002) << "max diff " << d.max_abs_diff;
-    if (cpu_paths_image) EXPECT_EQ(diff_stats(*cpu_paths_image, image, 0).pixels_over_threshold, 0u);
-    else cpu_paths_image = image;
+    const cpu::VctGridData packed = pocl->read_grid();
+    for (size_t step = 0; step < placements.size(); ++step) {
+      SCOPED_TRACE(step);
+      const VctUpdateTimes u = pocl->place_instances(placements[step]);
+      EXPECT_EQ(u.moved, step == 0 ? 1u : 2u);
+      EXPECT_TRUE(u.incremental) << "the region update, not a whole new grid";
+      EXPECT_GT(u.region_voxels, 0u);
+      EXPECT_LT(u.region_voxels, 32u * 32u * 32u / 8u) << "the region is the movers', not the grid";
+      EXPECT_GT(u.relit_outside, 0u) << "shadows moved across the floor";
+      auto fresh = vct_renderer(scene, "cpu");
+      fresh->set_update_mode(VctUpdateMode::full);
+      EXPECT_FALSE(fresh->place_instances(placements[step]).incremental);
+      const cpu::VctGridData updated = pocl->read_grid(), full = fresh->read_grid();
+      EXPECT_TRUE(cpu::vct_equal_voxels(updated, full));
+      expect_same_grids(updated, full);  // (names the first voxel that differs, if any)
+      EXPECT_FALSE(cpu::vct_equal_voxels(updated, packed)) << "nothing moved in the grid";
+      expect_same_grids(host_grids[step], updated, 0.001);
+      const ImageRgba8 image = render_vct_frame(*pocl, camera, settings, frame, 24);
+      const DiffStats d = diff_stats(host_images[step], image, 2);
+      EXPECT_LE(d.fraction_over_threshold, 0.002) << "max diff " << d.max_abs_diff;
+      if (cpu_paths_images.size() > step) EXPECT_EQ(diff_stats(cpu_paths_images[step], image, 0).pixels_over_threshold, 0u);
+      else cpu_paths_images.push_back(image);
+    }
   }
+}
+
+// tessera-bench vct --motion on PoCL: the OpenCL grid updated step by step against one voxelized again
+// every step, both ending equal; a filled grid is voxelized again whole there too.
+TEST(InstancedVct, BenchMotionTimesTheOpenClUpdateAgainstAFullOne) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL platform";
+  TempDir dir("vct_motion_bench");
+  const auto tpk = pack_flyover(dir.path());
+  const auto r = run_command((binary_dir() / "worker/tessera-bench").string() + " vct " + shell_word(tpk) +
+                             " --motion 0.3 --motion-steps 2 --grid 32 --device cpu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto json = nlohmann::json::parse(r.output);
+  EXPECT_EQ(json["incremental"]["incremental_steps"].get<uint32_t>(), 2u);
+  EXPECT_EQ(json["full"]["incremental_steps"].get<uint32_t>(), 0u);
+  EXPECT_GT(json["incremental"]["region_voxels"].get<double>(), 0.0);
+  EXPECT_TRUE(json["grids_equal"].get<bool>());
+  const PackedScene scene = PackedScene::load(tpk);
+  auto motion = SceneMotion::of_scene(scene, "flyover");
+  motion->set_time(0.5);
+  auto solid = vct_renderer(scene, "cpu", true);
+  const VctUpdateTimes u = solid->place_instances(motion->top_level());
+  EXPECT_EQ(u.moved, 1u);
+  EXPECT_FALSE(u.incremental);
 }
 
 // tessera-render --mode vct --time T: the grid where the instances are at T (another instant, another image).

@@ -18,12 +18,6 @@ namespace {
 constexpr size_t kLocal1d = 64;
 constexpr size_t kTileLocal = 8;
 
-double total_ms(const std::vector<cl::Event>& events) {
-  double ms = 0;
-  for (const auto& e : events) ms += e.timing().run_ms();
-  return ms;
-}
-
 bool same_lights(const std::vector<VctLight>& a, const std::vector<VctLight>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(VctLight)) == 0);
 }
@@ -49,6 +43,13 @@ OpenClVctRenderer::OpenClVctRenderer(const PackedScene& scene, const std::string
       tile_(program_.kernel("vct_tile")),
       tile_primary_(program_.kernel("vct_tile_primary")),
       tile_shade_(program_.kernel("vct_tile_shade")),
+      update_cells_(program_.kernel("vct_update_cells")),
+      copy_kept_(program_.kernel("vct_copy_kept")),
+      region_bricks_(program_.kernel("vct_region_bricks")),
+      finalize_region_(program_.kernel("vct_finalize_region")),
+      update_light_(program_.kernel("vct_update_light")),
+      dirty_parents_(program_.kernel("vct_dirty_parents")),
+      update_mip_(program_.kernel("vct_update_mip")),
       options_(options),
       lights_(std::move(lights)) {
   if (!cl::uses_cpu_paths(device_))
@@ -56,12 +57,42 @@ OpenClVctRenderer::OpenClVctRenderer(const PackedScene& scene, const std::string
   const Aabb bounds = vct_grid_bounds(scene);
   geometry_ = cpu::vct_grid_geometry(bounds.min.data(), bounds.max.data(), options.grid);
   work_items_ = scene.triangle_count();
-  if (scene.instanced()) top_ = SceneMotion::of_scene(scene, "scene")->top_level();  // as DeviceScene placed it
+  if (scene.instanced()) {
+    top_ = SceneMotion::of_scene(scene, "scene")->top_level();  // as DeviceScene placed it
+    blocks_ = vct_triangle_blocks(scene);
+  }
   set_spans();
   build_times_ = build();
 }
 
 VctStepTimes OpenClVctRenderer::revoxelize() { return build(); }
+
+double OpenClVctRenderer::device_ms(const std::vector<cl::Event>& events) {
+  double ms = 0;
+  for (const auto& e : events) ms += e.timing().run_ms();
+  return ms;
+}
+
+// Triangles get several lanes on a GPU, so the big ones (walls, floors) do not hold a wave back.
+uint32_t OpenClVctRenderer::voxelize_lanes() const { return device_.info().type == cl::DeviceType::gpu ? 16 : 4; }
+
+void OpenClVctRenderer::set_voxelize_args(uint32_t pass, const VctRegion& region, const cl::Buffer& spans, uint32_t span_count,
+                                          uint32_t items, const cl::Buffer& dense_masks, const cl::Buffer& map,
+                                          const cl::Buffer& bricks, const cl::Buffer& accum) {
+  cl_uint arg = scene_.set_scene_args(voxelize_, 0);
+  arg = scene_.set_shading_args(voxelize_, arg);
+  voxelize_.set_arg(arg++, params_);
+  voxelize_.set_arg(arg++, region);
+  voxelize_.set_arg(arg++, spans);
+  voxelize_.set_arg(arg++, cl_uint(span_count));
+  voxelize_.set_arg(arg++, cl_uint(items));
+  voxelize_.set_arg(arg++, cl_uint(voxelize_lanes()));
+  voxelize_.set_arg(arg++, cl_uint(pass));
+  voxelize_.set_arg(arg++, dense_masks);
+  voxelize_.set_arg(arg++, map);
+  voxelize_.set_arg(arg++, bricks);
+  voxelize_.set_arg(arg++, accum);
+}
 
 void OpenClVctRenderer::set_spans() {
   std::vector<uint4> spans;
@@ -76,12 +107,14 @@ VctUpdateTimes OpenClVctRenderer::place_instances(const TopLevelBvh& top) {
   VctUpdateTimes u;
   if (!scene_.scene().instanced() || top.instances == top_.instances) return u;
   const auto start = std::chrono::steady_clock::now();
-  u.moved = vct_plan_update(scene_.scene(), params_, top_, top).moved;
+  const VctUpdatePlan plan = vct_plan_update(scene_.scene(), params_, top_, top, &blocks_);
+  u.moved = plan.moved;
   top_ = top;
   scene_.place_instances(device_, budget_, top_);
   set_spans();
   if (u.moved == 0) return u;
-  u.steps = build();
+  if (update_mode_ == VctUpdateMode::full || options_.solid || plan.whole_grid || !masks_) u.steps = build();
+  else update(plan, u);
   u.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return u;
 }
@@ -92,15 +125,14 @@ std::string OpenClVctRenderer::description() const {
 
 VctStepTimes OpenClVctRenderer::build() {
   const VctOptions& options = options_;
-  for (cl::Buffer* b : {&map_, &bricks_, &radiance_, &positions_, &albedo_, &normal_, &dense_}) b->release();
+  for (cl::Buffer* b : {&map_, &bricks_, &radiance_, &positions_, &albedo_, &normal_, &dense_, &masks_}) b->release();
   params_ = geometry_;
   VctStepTimes times;
   const uint32_t n = params_.resolution, levels = params_.level_count, cells = cpu::vct_total_cells(params_);
   const uint32_t triangles = work_items_;
   const uint64_t vote_words = uint64_t(n) * n * n / 32;
   const uint64_t mask_bytes = uint64_t(cells) * 8, vote_bytes = options.solid ? vote_words * 4 * 3 : 0;
-  // Triangles get several lanes on a GPU, so the big ones (walls, floors) do not hold a wave back.
-  const uint32_t lanes = device_.info().type == cl::DeviceType::gpu ? 16 : 4;
+  const uint32_t lanes = voxelize_lanes();
   std::vector<cl::Event> structure, fill, attributes;
 
   std::vector<cl::BufferRequest> transient{{"vct_brick_masks", mask_bytes}, {"vct_counters", 8 * TS_VCT_MAX_LEVELS}};
@@ -112,19 +144,7 @@ VctStepTimes OpenClVctRenderer::build() {
 
   auto set_voxelize = [&](uint32_t pass, const cl::Buffer& dense, const cl::Buffer& map, const cl::Buffer& bricks,
                           const cl::Buffer& accum) {
-    cl_uint arg = scene_.set_scene_args(voxelize_, 0);
-    arg = scene_.set_shading_args(voxelize_, arg);
-    voxelize_.set_arg(arg++, params_);
-    voxelize_.set_arg(arg++, vct_whole_grid(&params_));
-    voxelize_.set_arg(arg++, spans_);
-    voxelize_.set_arg(arg++, cl_uint(span_count_));
-    voxelize_.set_arg(arg++, cl_uint(work_items_));
-    voxelize_.set_arg(arg++, cl_uint(lanes));
-    voxelize_.set_arg(arg++, cl_uint(pass));
-    voxelize_.set_arg(arg++, dense);
-    voxelize_.set_arg(arg++, map);
-    voxelize_.set_arg(arg++, bricks);
-    voxelize_.set_arg(arg++, accum);
+    set_voxelize_args(pass, vct_whole_grid(&params_), spans_, span_count_, work_items_, dense, map, bricks, accum);
   };
   const cl::Range2D voxelize_global{lanes, std::max<size_t>(triangles, 1)}, voxelize_local{lanes, 64 / lanes};
 
@@ -191,9 +211,11 @@ VctStepTimes OpenClVctRenderer::build() {
     structure.push_back(cl::launch_1d(device_, assign_, level_cells, kLocal1d));
   }
   device_.finish();
-  times.structure_ms = total_ms(structure);
-  times.fill_ms = total_ms(fill);
-  masks.release();
+  times.structure_ms = device_ms(structure);
+  times.fill_ms = device_ms(fill);
+  // An instanced grid keeps its masks for incremental updates (not a filled one: see vct_update_cpu.h).
+  if (scene_.scene().instanced() && !options.solid) masks_ = std::move(masks);
+  else masks.release();
 
   // 5. Level-0 attributes: the same fragments, summed into their voxels, then averaged.
   cl::Buffer accum = budget_.create("vct_accumulators", level0 * TS_VCT_ACCUM_WORDS * 4);
@@ -209,7 +231,7 @@ VctStepTimes OpenClVctRenderer::build() {
     attributes.push_back(cl::launch_1d(device_, finalize_, level0, kLocal1d));
   }
   device_.finish();
-  times.attributes_ms = total_ms(attributes);
+  times.attributes_ms = device_ms(attributes);
   accum.release();
 
   const VctStepTimes lit = relight();
@@ -246,8 +268,8 @@ VctStepTimes OpenClVctRenderer::relight() {
     mips.push_back(cl::launch_1d(device_, mip_, params_.voxel_offset[l + 1] - params_.voxel_offset[l], kLocal1d));
   }
   device_.finish();
-  t.light_ms = total_ms(light);
-  t.mips_ms = total_ms(mips);
+  t.light_ms = device_ms(light);
+  t.mips_ms = device_ms(mips);
   return t;
 }
 

@@ -5,16 +5,22 @@
 //   build    vct_voxelize (mark) [+ vct_interior_columns x3, vct_interior_mark] -> vct_parent_masks per level
 //            -> vct_count -> (allocate) -> vct_assign -> vct_voxelize (accumulate) -> vct_finalize
 //   relight  vct_relight -> vct_mip per level
+//   update   (instances moved; worker/render/opencl_vct_update.cpp) vct_update_cells (clear, vct_voxelize mark,
+//            parents) -> vct_count -> (allocate) -> vct_assign -> vct_copy_kept -> vct_region_bricks ->
+//            vct_voxelize (accumulate) -> vct_finalize_region -> vct_update_light -> vct_dirty_parents,
+//            vct_update_mip per level
 //   tile     vct_tile_primary -> vct_tile_shade (a surface record a pixel between them), or vct_tile
 //            alone for the AO reference output
 //   batch    on GPUs the same over a worker's batch of tiles in one launch each: vct_tiles_primary ->
 //            vct_tiles_shade, or vct_tiles (CPU devices render a batch tile by tile)
 #include <optional>
 
+#include "common/cl/commands.h"
 #include "common/cl/device.h"
 #include "common/cl/device_memory.h"
 #include "common/cl/program.h"
 #include "worker/render/device_scene.h"
+#include "worker/render/vct_instances.h"
 #include "worker/render/vct_renderer.h"
 
 namespace tessera {
@@ -30,8 +36,8 @@ class OpenClVctRenderer final : public VctRenderer {
   const std::vector<VctLight>& lights() const override { return lights_; }
   VctStepTimes set_lights(const std::vector<VctLight>& lights) override;
   VctStepTimes revoxelize() override;
-  // The top level goes to the device; the grid is voxelized again whole (the region update runs on the
-  // host backend only, kernels/device/cpu/vct_update_cpu.h).
+  // The top level goes to the device; the grid is updated over the regions the moved instances touched
+  // (kernels/vct/vct_update.h), or voxelized again whole where the host backend does that too.
   VctUpdateTimes place_instances(const TopLevelBvh& top) override;
   void render_tile(const CameraParams& camera, const RenderSettings& settings, const VctFrameSettings& frame,
                    const TileRect& tile, std::span<uint32_t> out) override;
@@ -51,6 +57,14 @@ class OpenClVctRenderer final : public VctRenderer {
 
  private:
   VctStepTimes build();
+  // The grid updated over plan's regions (worker/render/opencl_vct_update.cpp); fills u's steps and counts.
+  void update(const VctUpdatePlan& plan, VctUpdateTimes& u);
+  uint32_t voxelize_lanes() const;  // work items a triangle
+  // vct_voxelize's arguments for one pass over `region`, the items of `spans` (span_count of them).
+  void set_voxelize_args(uint32_t pass, const VctRegion& region, const cl::Buffer& spans, uint32_t span_count,
+                         uint32_t items, const cl::Buffer& dense_masks, const cl::Buffer& map, const cl::Buffer& bricks,
+                         const cl::Buffer& accum);
+  static double device_ms(const std::vector<cl::Event>& events);
   void set_spans();  // the voxelization work of the instances as placed (top_)
   VctStepTimes relight();
 
@@ -60,6 +74,7 @@ class OpenClVctRenderer final : public VctRenderer {
   cl::Program program_;
   cl::Kernel voxelize_, interior_columns_, interior_mark_, parent_masks_, count_, assign_, finalize_, relight_, mip_, tile_,
       tile_primary_, tile_shade_;
+  cl::Kernel update_cells_, copy_kept_, region_bricks_, finalize_region_, update_light_, dirty_parents_, update_mip_;
   struct BatchKernels {
     cl::Kernel whole, primary, shade;
   };
@@ -72,6 +87,8 @@ class OpenClVctRenderer final : public VctRenderer {
   uint32_t work_items_ = 0;   // voxelization work items: triangles, or the instances' triangles
   uint32_t span_count_ = 0;
   cl::Buffer spans_;
+  VctTriangleBlocks blocks_;  // an instanced scene's runs of triangles, for planning updates
+  cl::Buffer masks_;          // the brick masks, kept where the grid is updated incrementally
   cl::Buffer map_, bricks_, radiance_, positions_, albedo_, normal_, dense_, lights_buffer_, output_, records_;
   std::vector<VctLight> lights_;
   VctGridStats stats_;

@@ -12,6 +12,8 @@
 //   - mip voxels are computed again over the region's cells and above every level-0 voxel whose
 //     radiance changed; the rest keep theirs.
 // Filled (solid) grids are not updated this way: an interior is decided along whole columns of the grid.
+// The work items are kernels/vct/vct_update.h's, which the OpenCL backend launches as kernels
+// (worker/render/opencl_vct_update.cpp).
 #include <span>
 #include <vector>
 
@@ -34,6 +36,14 @@ struct VctUpdateRegion {
 
 // `r` grown to whole bricks and clamped to the grid.
 VctRegion vct_align_region(const VctGridParams& params, VctRegion r);
+
+// The cells each region recomputes, level by level (kernels/vct/vct_update.h: 6 uints a box, region by
+// region, each region's levels in order).
+std::vector<uint32_t> vct_update_boxes(const VctGridParams& params, std::span<const VctUpdateRegion> regions);
+
+// The changed boxes grown for the light step's tests (kernels/vct/vct_update.h, vct_update_light_brick):
+// by 2 voxels (a voxel's shadow rays), then all of them again by 3 more (a brick's centre).
+std::vector<float> vct_grown_boxes(const VctGridParams& params, std::span<const float> changed_boxes);
 
 // grid: built with keep_masks (vct_build). regions: disjoint, brick-aligned. changed_boxes: where geometry
 // changed (6 floats a world box: min xyz, max xyz), for the shadow rays that cross it.

@@ -5,6 +5,7 @@
 #include "kernels/render/tile_batch.h"
 #include "kernels/vct/vct_build.h"
 #include "kernels/vct/vct_shade.h"
+#include "kernels/vct/vct_update.h"
 
 /* The grid as the kernels/vct headers read it, from a kernel's grid arguments. */
 inline VctGrid vct_grid_view(const VctGridParams grid, __global const uint* map, __global const uint4* bricks,
@@ -98,6 +99,84 @@ __kernel void vct_mip(const VctGridParams grid, const uint level, __global const
   if (k >= grid.voxel_offset[level + 1u] - first) return;
   VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
   vct_mip_voxel(&g, level, first + k, positions, radiance, dense);
+}
+
+/* The incremental update (kernels/vct/vct_update.h; order: worker/render/opencl_vct_update.cpp).
+ * boxes: the recomputed cells, 6 uints a (region, level). Box kernels: one work item a cell k of box
+ * (region, level); op 0 clears its masks, 1 marks the parents' masks from the cells below box
+ * (region, level + 1) (k one of those), 2 empties its dense words, 3 flags it dirty. */
+__kernel void vct_update_cells(const VctGridParams grid, __global const uint* boxes, const uint region, const uint level,
+                               const uint op, const uint count, __global uint* words) {
+  uint k = get_global_id(0);
+  if (k >= count) return;
+  if (op == 0u) vct_clear_box_masks(&grid, boxes, region, level, k, words);
+  else if (op == 1u) vct_box_parent_masks(&grid, boxes, region, level, k, words);
+  else if (op == 2u) vct_clear_box_dense(&grid, boxes, region, level, k, words);
+  else vct_dirty_box_cell(&grid, boxes, region, level, k, words);
+}
+
+/* One work item a brick of the new layout: the kept ones' words copied from the old arrays. */
+__kernel void vct_copy_kept(const VctGridParams grid, const VctGridParams old_grid, __global const uint* boxes,
+                            const uint regions, __global const uint4* bricks, __global const uint* old_map,
+                            __global const uint4* old_bricks, __global const uint* old_radiance,
+                            __global const uint* old_albedo, __global const uint* old_normal, __global uint* radiance,
+                            __global uint* albedo, __global uint* normal) {
+  uint b = get_global_id(0);
+  if (b >= grid.brick_offset[grid.level_count]) return;
+  vct_copy_kept_brick(&grid, &old_grid, b, boxes, regions, bricks, old_map, old_bricks, old_radiance, old_albedo, old_normal,
+                      radiance, albedo, normal);
+}
+
+/* One work item a level-0 brick: the regions' bricks numbered for their fragment sums. */
+__kernel void vct_region_bricks(const VctGridParams grid, __global const uint* boxes, const uint regions,
+                                __global const uint4* bricks, __global uint4* local_bricks, __global uint* counters,
+                                __global uint* list) {
+  uint b = get_global_id(0);
+  if (b >= grid.brick_offset[1]) return;
+  vct_region_local_brick(&grid, b, boxes, regions, bricks, local_bricks, counters, list);
+}
+
+/* One work item a brick of `list` (the regions' level-0 bricks). */
+__kernel void vct_finalize_region(TS_SHADING_PARAMS, const uint count, __global const uint* list,
+                                  __global const uint4* bricks, __global const uint4* local_bricks,
+                                  __global const uint* accum, __global uint* albedo, __global uint* normal) {
+  uint k = get_global_id(0);
+  if (k >= count) return;
+  TS_SHADING_CONTEXT(ctx);
+  vct_finalize_region_brick(&ctx.color, list[k], bricks, local_bricks, accum, albedo, normal);
+}
+
+/* One work item a level-0 brick: the light of the regions' voxels and of moved shadows. */
+__kernel void vct_update_light(TS_SCENE_PARAMS, TS_SHADING_PARAMS, const VctGridParams grid,
+                               __global const VctLight* vct_lights, const uint light_count, __global const uint* boxes,
+                               const uint regions, __global const float* grown, const uint changed_boxes,
+                               __global const uint4* bricks, __global const uint* vct_positions, __global const uint* albedo,
+                               __global const uint* normal, __global uint* radiance, __global uint* dirty,
+                               __global uint* tally) {
+  uint b = get_global_id(0);
+  if (b >= grid.brick_offset[1]) return;
+  TS_SCENE_VIEW(view);
+  TS_SHADING_CONTEXT(ctx);
+  vct_update_light_brick(&view, &ctx.color, &grid, vct_lights, light_count, b, boxes, regions, grown,
+                         grown + 6u * changed_boxes, changed_boxes, bricks, vct_positions, albedo, normal, radiance, dirty,
+                         tally);
+}
+
+/* One work item a cell of `level`: a dirty one makes its parent dirty. */
+__kernel void vct_dirty_parents(const VctGridParams grid, const uint level, const uint cells, __global uint* dirty) {
+  uint c = get_global_id(0);
+  if (c >= cells) return;
+  vct_dirty_parent(&grid, level, c, dirty);
+}
+
+/* One work item a brick of `level` >= 1: the mips of the dirty ones. */
+__kernel void vct_update_mip(const VctGridParams grid, const uint level, __global const uint* map, __global const uint4* bricks,
+                             __global uint* radiance, __global const uint* positions, __global uint* dense,
+                             __global const uint* dirty) {
+  uint k = get_global_id(0);
+  if (k >= grid.brick_offset[level + 1u] - grid.brick_offset[level]) return;
+  VctGrid g = vct_grid_view(grid, map, bricks, radiance, dense);
+  vct_update_mip_brick(&g, level, k, dirty, positions, radiance, dense);
 }
 
 /* One work item a pixel of a tile, both halves in one kernel; out holds the tile's pixels row by row
