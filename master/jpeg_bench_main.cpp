@@ -13,6 +13,7 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/median.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
 #include "master/live/jpeg_bands.h"
@@ -23,11 +24,6 @@ namespace {
 using namespace tessera;
 using namespace tessera::master::live;
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // A frame with a rendered frame's mix of smooth shading, edges and noise (entropy decides the
 // encoder's time); --image gives a real one.

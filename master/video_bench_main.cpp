@@ -16,6 +16,7 @@
 
 #include "common/base/cli.h"
 #include "common/base/error.h"
+#include "common/base/median.h"
 #include "common/base/usage_error.h"
 #include "common/image/metrics.h"
 #include "common/image/png_io.h"
@@ -31,12 +32,6 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // `image` moved `dx` pixels to the left, its right edge repeated: a pan.
 ImageRgba8 panned(const ImageRgba8& image, int dx) {

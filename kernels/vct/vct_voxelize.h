@@ -82,19 +82,7 @@ TS_FN uint vct_work_triangle(TS_GLOBAL const uint4* spans, uint span_count, uint
 /* A triangle's corners in world space: an instance's carried there by its transform. */
 TS_FN void vct_world_triangle(const SceneView* scene, uint tri, uint slot, float3* w0, float3* w1, float3* w2) {
   scene_triangle_vertices(scene, tri, w0, w1, w2);
-#ifdef TS_SCENE_INSTANCE_FIELDS
-  if (slot != TS_VCT_SINGLE_LEVEL) {
-    InstanceView view = scene_instance_view(scene);
-    float3 p[3];
-    p[0] = *w0;
-    p[1] = *w1;
-    p[2] = *w2;
-    instance_points_to_world(&view, slot, p, 3u);
-    *w0 = p[0];
-    *w1 = p[1];
-    *w2 = p[2];
-  }
-#endif
+  if (slot != TS_VCT_SINGLE_LEVEL) scene_instance_to_world(scene, slot, w0, w1, w2);
 }
 
 /* Conservative triangle / unit-box test (Schwarz & Seidel 2010, "Fast parallel surface and solid

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/base/error.h"
+#include "common/base/median.h"
 #include "common/base/usage_error.h"
 #include "common/render/camera_setup.h"
 #include "common/render/shading_data.h"
@@ -20,11 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0 : values[values.size() / 2];
-}
 
 }  // namespace
 

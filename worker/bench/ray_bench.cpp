@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/base/error.h"
+#include "common/base/median.h"
 #include "common/base/hash.h"
 #include "common/cl/commands.h"
 #include "common/cl/device.h"
@@ -27,11 +28,6 @@
 
 namespace tessera::bench {
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 // Runs the launch once to warm up, then `passes` times; median device time of the launch in ms.
 template <typename Launch>

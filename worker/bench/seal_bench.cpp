@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/base/error.h"
+#include "common/base/median.h"
 #include "common/net/auth.h"
 #include "common/net/frame_cipher.h"
 #include "common/net/framing.h"
@@ -37,11 +38,6 @@ void spread(unsigned threads, size_t count, const std::function<void(size_t)>& w
       for (size_t i = t; i < count; i += threads) work(i);
     });
   for (auto& thread : pool) thread.join();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 // Smooth colour ramps with a little noise: compresses about as well as rendered pixels do.

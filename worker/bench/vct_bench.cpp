@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/base/error.h"
+#include "common/base/median.h"
 #include "common/base/usage_error.h"
 #include "common/cl/memory_size.h"
 #include "common/image/metrics.h"
@@ -18,12 +19,6 @@ namespace tessera::bench {
 namespace {
 
 using nlohmann::json;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 CameraParams default_camera(const PackedScene& scene, uint32_t w, uint32_t h) {
   CameraSpec spec;

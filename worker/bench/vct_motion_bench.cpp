@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/base/error.h"
+#include "common/base/median.h"
 #include "common/scene/packed_scene.h"
 #include "common/scene/scene_motion.h"
 #include "worker/render/vct_renderer.h"
@@ -13,12 +14,6 @@ namespace tessera::bench {
 namespace {
 
 using nlohmann::json;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 struct Series {
   std::vector<double> total, structure, attributes, light, mips, region, relit;
