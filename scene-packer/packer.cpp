@@ -424,6 +424,7 @@ nlohmann::json report_to_json(const PackReport& r) {
         {"geometry_cells", q.geometry_cells()},
         {"cell_resolution", {q.grid_x(), q.grid_y(), q.grid_z()}},
         {"cell_size", q.cell_size()},
+        {"position_decode", q.positions() ? tpk::PositionDecode_Name(q.position_decode()) : ""},
         {"position_precision", r.position_precision},
         {"max_position_error", r.max_position_error}}},
       {"sections", sections},

@@ -9,6 +9,7 @@
 #include "common/base/error.h"
 #include "common/scene/aabb.h"
 #include "common/scene/normal_table.h"
+#include "common/scene/vertex_records.h"
 #include "kernels/scene/scene_view.h"
 
 namespace tessera::pack {
@@ -226,6 +227,7 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
     cells_of_vertex.resize(nv);
     const float anchor[3] = {float(grid.anchor[0]), float(grid.anchor[1]), float(grid.anchor[2])};
     const float cell_size = float(grid.cell_size);
+    const PositionDecoding decoding = position_decoding(anchor, cell_size, options.linear_positions);
     // The decoder works on the float anchor and cell size, so the encoder does too.
     std::vector<uint16_t> table(3 * cells.size());
     for (size_t c = 0; c < cells.size(); ++c) {
@@ -246,7 +248,8 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
       offsets[v] = packed;
       cells_of_vertex[v] = cell;
       const float3 q = decode_quantized_position(packed, uint32_t(table[3 * cell]) | uint32_t(table[3 * cell + 1]) << 16,
-                                                 table[3 * cell + 2], anchor[0], anchor[1], anchor[2], cell_size);
+                                                 table[3 * cell + 2], anchor[0], anchor[1], anchor[2], cell_size,
+                                                 decoding.step, decoding.linear ? 1u : 0u);
       decoded[3 * v] = q.x;
       decoded[3 * v + 1] = q.y;
       decoded[3 * v + 2] = q.z;
@@ -258,6 +261,7 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
     q.mutable_anchor()->set_y(anchor[1]);
     q.mutable_anchor()->set_z(anchor[2]);
     q.set_cell_size(cell_size);
+    q.set_position_decode(options.linear_positions ? tpk::LINEAR : tpk::CELL_PLUS_OFFSET);
     q.set_grid_x(grid.resolution[0]);
     q.set_grid_y(grid.resolution[1]);
     q.set_grid_z(grid.resolution[2]);

@@ -14,6 +14,9 @@ struct QuantizeOptions {
   bool positions = true;
   bool normals = true;
   bool texcoords = true;
+  // Positions decode linearly (tpk::LINEAR, format version 6); false writes the decode of the files
+  // before (CELL_PLUS_OFFSET, a version 4 or 5 file), for tests that such files still load and agree.
+  bool linear_positions = true;
 };
 
 struct QuantizedMesh {

@@ -205,7 +205,8 @@ TEST(RayCone, CurvatureOfASphereTriangleIsOneOverTheRadius) {
 }
 
 // A 40 x 40 floor quad under a checker of 1-texel squares, its texture repeated 16 times.
-std::filesystem::path write_checker_floor(const std::filesystem::path& dir) {
+// linear_positions false: the positions' decode of files before format version 6 (a version 2 file's).
+std::filesystem::path write_checker_floor(const std::filesystem::path& dir, bool linear_positions = true) {
   ImageRgba8 checker(128, 128);
   for (int y = 0; y < 128; ++y)
     for (int x = 0; x < 128; ++x) {
@@ -226,6 +227,7 @@ std::filesystem::path write_checker_floor(const std::filesystem::path& dir) {
   o.settings = dir / "floor.scene.txtpb";
   o.show_progress = false;
   o.zstd_level = 1;
+  o.quantize.linear_positions = linear_positions;
   pack::pack_scene(o);
   return o.output;
 }
@@ -267,7 +269,7 @@ TEST(TextureFilter, RayConesApproachTheSupersampledReference) {
 // A version 2 file (textures without mip levels) still loads and renders from level 0.
 TEST(TextureFilter, Version2FilesLoadWithLevelZeroAlone) {
   TempDir dir("texfilter_v2");
-  const auto path = write_checker_floor(dir.path());
+  const auto path = write_checker_floor(dir.path(), /*linear_positions=*/false);
   TpkContents contents = read_tpk(path);
   tpk::Manifest m = contents.manifest;
   m.mutable_textures(0)->clear_mip_levels();

@@ -23,7 +23,8 @@ TEST(VertexRecords, HoldTheDecodedPositionAndTexcoordWithNormalsApart) {
   const std::vector<uint32_t> vertices = {0x3FFFFFFFu, 1u | 7u << 16, 5u | 1u << 10, 0u | 65535u << 16};
   const std::vector<uint32_t> cells = {3u | 4u << 16, 5u, 65535u | 1u << 16, 65535u};
   const std::vector<uint16_t> texcoords = {1, 2, 65535, 32768};
-  const PositionDecoding decoding{{-2.5f, 0.0f, 10.0f}, 0.25f};
+  const float anchor[3] = {-2.5f, 0.0f, 10.0f};
+  const PositionDecoding decoding = position_decoding(anchor, 0.25f, /*linear=*/false);
   const auto records = make_vertex_records(vertices, cells, texcoords, decoding);
   ASSERT_EQ(records.size(), 8u);
   // vertex 0: cell 1 (65535, 1, 65535), offsets 1023 each: the far corner of that cell
@@ -32,7 +33,7 @@ TEST(VertexRecords, HoldTheDecodedPositionAndTexcoordWithNormalsApart) {
   EXPECT_EQ(records[2], bits(10.0f + 65536.0f * 0.25f));
   EXPECT_EQ(records[3], 1u | 2u << 16);
   // vertex 1: cell 0 (3, 4, 5), offsets (5, 1, 0), as the kernels' shared decode gives them
-  const float3 p = decode_quantized_position(5u | 1u << 10, 3u | 4u << 16, 5u, -2.5f, 0.0f, 10.0f, 0.25f);
+  const float3 p = decode_quantized_position(5u | 1u << 10, 3u | 4u << 16, 5u, -2.5f, 0.0f, 10.0f, 0.25f, decoding.step, 0u);
   EXPECT_EQ(records[4], bits(p.x));
   EXPECT_EQ(records[5], bits(p.y));
   EXPECT_EQ(records[6], bits(p.z));
@@ -73,8 +74,10 @@ TEST(VertexRecords, LoadedSceneReadsWhatTheSplitSectionsHold) {
     SCOPED_TRACE("vertex " + std::to_string(v));
     const uint32_t cell = words[2 * v + 1] & 0xFFFFu, normal = words[2 * v + 1] >> 16;
     const auto& q = scene.manifest().quantization();
+    ASSERT_EQ(q.position_decode(), tpk::LINEAR);  // what the packer writes
     const float3 expected = decode_quantized_position(words[2 * v], cells[2 * cell], cells[2 * cell + 1], q.anchor().x(),
-                                                      q.anchor().y(), q.anchor().z(), q.cell_size());
+                                                      q.anchor().y(), q.anchor().z(), q.cell_size(),
+                                                      q.cell_size() / TS_POSITION_OFFSET_LEVELS, 1u);
     const float3 p = scene_vertex_position(&view, v);
     EXPECT_EQ(bits(p.x), bits(expected.x));
     EXPECT_EQ(bits(p.y), bits(expected.y));

@@ -85,7 +85,8 @@ ShadingContext ShadingData::host_context() const {
 
 SceneConstants scene_constants(const SceneView& v) {
   return {v.flags,        v.triangle_count, v.bounds_min_x, v.bounds_min_y, v.bounds_min_z, v.bounds_max_x,
-          v.bounds_max_y, v.bounds_max_z,   v.anchor_x,     v.anchor_y,     v.anchor_z,     v.cell_size};
+          v.bounds_max_y, v.bounds_max_z,   v.anchor_x,     v.anchor_y,     v.anchor_z,     v.cell_size,
+          v.position_step};
 }
 
 RenderSettings default_render_settings(const PackedScene& scene) {

@@ -141,10 +141,11 @@ void PackedScene::validate(const std::string& name) {
   }
   if (q.normals() && !q.positions()) throw fail("quantized normals need quantized positions");
   if (q.positions()) {  // sizes and cell indices checked above
-    const PositionDecoding decoding{{q.anchor().x(), q.anchor().y(), q.anchor().z()}, q.cell_size()};
+    const float anchor[3] = {q.anchor().x(), q.anchor().y(), q.anchor().z()};
+    position_decoding_ = position_decoding(anchor, q.cell_size(), q.position_decode() == tpk::LINEAR);
     const auto vertices = section_as<uint32_t>(tpk::QUANTIZED_VERTICES);
     vertex_records_ = make_vertex_records(vertices, section_as<uint32_t>(tpk::CELL_TABLE),
-                                          section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED), decoding);
+                                          section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED), position_decoding_);
     if (q.normals()) normal_indices_ = make_normal_indices(vertices);
   }
 
@@ -291,10 +292,12 @@ SceneView PackedScene::host_view(SceneMemory memory) const {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED | TS_SCENE_CELL_VERTICES | (compact_cells_wide_ ? TS_SCENE_WIDE_CELLS : 0u);
     v.quantized_vertices = compact_vertices().data();
     if (compact_cells_wide_) v.cells = section_as<uint32_t>(tpk::CELL_TABLE).data();
-    v.anchor_x = q.anchor().x();
-    v.anchor_y = q.anchor().y();
-    v.anchor_z = q.anchor().z();
-    v.cell_size = q.cell_size();
+    if (position_decoding_.linear) v.flags |= TS_SCENE_LINEAR_POSITIONS;
+    v.anchor_x = position_decoding_.anchor[0];
+    v.anchor_y = position_decoding_.anchor[1];
+    v.anchor_z = position_decoding_.anchor[2];
+    v.cell_size = position_decoding_.cell_size;
+    v.position_step = position_decoding_.step;
   } else if (q.positions()) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED;
     v.vertex_records = vertex_records_.data();

@@ -13,6 +13,7 @@
 #include "common/scene/scene_nodes.h"
 #include "common/scene/scene_objects.h"
 #include "common/scene/tpk_file.h"
+#include "common/scene/vertex_records.h"
 #include "kernels/scene/scene_view.h"
 #include "tpk.pb.h"
 
@@ -85,6 +86,7 @@ class PackedScene {
   std::vector<uint16_t> normal_table_;
   std::vector<uint32_t> vertex_records_;
   std::vector<uint16_t> normal_indices_;
+  PositionDecoding position_decoding_{};  // the file's (quantized positions): records and the compact profile alike
   std::vector<uint32_t> kd_nodes_;
   std::vector<uint32_t> compact_kd_nodes_;  // empty without a compact tree
   std::vector<uint32_t> compact_vertices_;  // empty where wide

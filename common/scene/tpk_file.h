@@ -12,18 +12,25 @@ namespace tessera {
 
 // 2: interleaved quantized vertices; 3: mip-mapped textures (Texture.mip_levels); 4: a second kd-tree
 // for the compact scene-memory profile (KD_NODES_COMPACT, optional); 5: objects and instances
-// (SCENE_OBJECTS, SCENE_INSTANCES, SCENE_NODES). A file is written with the oldest version that holds
-// it (tpk_version_for): a scene without objects is a version 4 file, byte for byte as before.
-inline constexpr uint32_t kTpkFormatVersion = 5;
+// (SCENE_OBJECTS, SCENE_INSTANCES, SCENE_NODES); 6: positions that decode linearly
+// (Quantization.position_decode LINEAR). A file is written with the oldest version that holds it
+// (tpk_version_for): a scene without objects and with the earlier decode is a version 4 file, byte for
+// byte as before.
+inline constexpr uint32_t kTpkFormatVersion = 6;
 inline constexpr uint32_t kTpkInstancedVersion = 5;
+inline constexpr uint32_t kTpkLinearPositionsVersion = 6;
 // The oldest version still read: version 2 differs only in its textures having no mip levels, and
 // renders with level 0 alone; version 3 has no compact tree (both profiles trace its one tree).
 inline constexpr uint32_t kTpkOldestReadableVersion = 2;
 inline constexpr char kTpkMagic[8] = {'T', 'E', 'S', 'S', 'T', 'P', 'K', '\0'};
 inline constexpr size_t kTpkHeaderSize = 24;
 
-// The version a manifest is written with: kTpkInstancedVersion for a scene with objects, else 4.
-inline uint32_t tpk_version_for(const tpk::Manifest& manifest) { return manifest.objects() > 0 ? kTpkInstancedVersion : 4; }
+// The version a manifest is written with: kTpkLinearPositionsVersion for linearly decoded positions,
+// else kTpkInstancedVersion for a scene with objects, else 4.
+inline uint32_t tpk_version_for(const tpk::Manifest& manifest) {
+  if (manifest.quantization().position_decode() != tpk::CELL_PLUS_OFFSET) return kTpkLinearPositionsVersion;
+  return manifest.objects() > 0 ? kTpkInstancedVersion : 4;
+}
 
 struct TpkSectionData {
   tpk::SectionKind kind;

@@ -5,6 +5,7 @@
 #include "common/base/error.h"
 #include "common/scene/mip_chain.h"
 #include "common/scene/scene_nodes.h"
+#include "common/scene/tpk_file.h"
 
 namespace tessera {
 namespace {
@@ -80,6 +81,11 @@ SectionRule section_rule(const tpk::Manifest& m, tpk::SectionKind kind, const st
 
 void check_sections(const tpk::Manifest& manifest, const std::vector<SectionSize>& sections, const std::string& name) {
   auto fail = [&](const std::string& what) -> Error { return Error(name + ": invalid scene: " + what); };
+  // How positions decode: an unknown value would trace other vertices than the kd-trees were built over.
+  const int decode = manifest.quantization().position_decode();
+  if (!tpk::PositionDecode_IsValid(decode)) throw fail("unknown position decode " + std::to_string(decode));
+  if (decode == tpk::LINEAR && manifest.format_version() < kTpkLinearPositionsVersion)
+    throw fail("linear position decode in a file older than format version " + std::to_string(kTpkLinearPositionsVersion));
   std::vector<int> seen;
   for (const auto& s : sections) {
     const std::string label = kind_label(s.kind);

@@ -17,11 +17,17 @@ namespace tessera {
 constexpr uint64_t kVertexRecordBytes = 16;
 constexpr uint64_t kNormalIndexBytes = 2;
 
-// How the .tpk's quantized positions decode (its Quantization message).
+// How the .tpk's quantized positions decode (its Quantization message): today's files linearly
+// (Quantization.position_decode LINEAR, format version 6: fma(cell * 1023 + offset, step, anchor)),
+// older ones as anchor + (cell + offset / 1023) * cell_size. Make it with position_decoding so that
+// step is the one float every decode site (and every backend, through SceneView.position_step) uses.
 struct PositionDecoding {
   float anchor[3];
   float cell_size;
+  float step;   // cell_size / 1023
+  bool linear;
 };
+PositionDecoding position_decoding(const float anchor[3], float cell_size, bool linear);
 
 // vertices: 2 words a vertex (offsets; cell index | normal index << 16), cells: 2 words a cell
 // (i | j << 16; k), texcoords: 2 halves a vertex or empty. Cell indices must be in range.

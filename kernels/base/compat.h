@@ -15,6 +15,7 @@
 #define ts_fmin(a, b) fmin(a, b)
 #define ts_fmax(a, b) fmax(a, b)
 #define ts_floor(x) floor(x)
+#define ts_fma(a, b, c) fma(a, b, c)
 #define ts_pow(a, b) pow(a, b)
 #define ts_exp(x) exp(x)
 #define ts_log2(x) log2(x)
@@ -49,6 +50,7 @@ typedef struct uint4 { uint x, y, z, w; } uint4;
 #define ts_fmin(a, b) fminf(a, b)
 #define ts_fmax(a, b) fmaxf(a, b)
 #define ts_floor(x) floorf(x)
+#define ts_fma(a, b, c) fmaf(a, b, c) /* correctly rounded, as OpenCL's fma */
 #define ts_pow(a, b) powf(a, b)
 #define ts_exp(x) expf(x)
 #define ts_log2(x) log2f(x)

@@ -25,6 +25,7 @@ TS_FN void ts_simd_store(ts_floatv v, float* p) { vstore8(v, 0, p); }
 TS_FN void ts_simd_store_int(ts_intv v, int* p) { vstore8(v, 0, p); }
 TS_FN ts_floatv ts_simd_splat(float x) { return (ts_floatv)(x); }
 TS_FN ts_floatv ts_simd_from_uint(ts_uintv v) { return convert_float8(v); }
+TS_FN ts_floatv ts_simd_fma(ts_floatv a, ts_floatv b, ts_floatv c) { return fma(a, b, c); }
 TS_FN ts_intv ts_simd_splat_int(int x) { return (ts_intv)(x); }
 TS_FN int ts_simd_any(ts_intv mask) { return any(mask); }
 TS_FN ts_floatv ts_simd_min(ts_floatv a, ts_floatv b) { return fmin(a, b); }
@@ -43,6 +44,10 @@ TS_FN void ts_simd_store(ts_floatv v, float* p) { memcpy(p, &v, sizeof v); }
 TS_FN void ts_simd_store_int(ts_intv v, int* p) { memcpy(p, &v, sizeof v); }
 TS_FN ts_floatv ts_simd_splat(float x) { return ts_floatv{x, x, x, x}; }
 TS_FN ts_floatv ts_simd_from_uint(ts_uintv v) { return __builtin_convertvector(v, ts_floatv); }
+/* a * b + c rounded once, lane by lane (plain x86-64 has no fused multiply-add instruction to name) */
+TS_FN ts_floatv ts_simd_fma(ts_floatv a, ts_floatv b, ts_floatv c) {
+  return ts_floatv{fmaf(a[0], b[0], c[0]), fmaf(a[1], b[1], c[1]), fmaf(a[2], b[2], c[2]), fmaf(a[3], b[3], c[3])};
+}
 TS_FN ts_intv ts_simd_splat_int(int x) { return ts_intv{x, x, x, x}; }
 TS_FN int ts_simd_any(ts_intv mask) { return (mask[0] | mask[1] | mask[2] | mask[3]) != 0; }
 /* fmin/fmax per lane: a NaN in b gives a, as fmin/fmax do (callers put a possible NaN there) */

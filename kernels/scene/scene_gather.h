@@ -41,14 +41,23 @@ TS_FN void scene_gather_triangles(const SceneView* scene, const uint* tris, Tria
           cell_k[k][i] = c.y & 0xFFFFu;
         }
     for (k = 0u; k < 3u; ++k) { /* decode_quantized_position, lane by lane the same arithmetic */
-      ts_uintv o = ts_simd_load_uint(offsets[k]), ij = ts_simd_load_uint(cell_ij[k]);
-      ts_floatv fx = ts_simd_from_uint(ij & 0xFFFFu) + ts_simd_from_uint(o & 1023u) * ts_simd_splat(inv_levels);
-      ts_floatv fy = ts_simd_from_uint(ij >> 16) + ts_simd_from_uint((o >> 10) & 1023u) * ts_simd_splat(inv_levels);
-      ts_floatv fz = ts_simd_from_uint(ts_simd_load_uint(cell_k[k])) +
-                     ts_simd_from_uint((o >> 20) & 1023u) * ts_simd_splat(inv_levels);
-      ts_simd_store(ts_simd_splat(scene->anchor_x) + fx * ts_simd_splat(scene->cell_size), batch->p[k][0]);
-      ts_simd_store(ts_simd_splat(scene->anchor_y) + fy * ts_simd_splat(scene->cell_size), batch->p[k][1]);
-      ts_simd_store(ts_simd_splat(scene->anchor_z) + fz * ts_simd_splat(scene->cell_size), batch->p[k][2]);
+      ts_uintv o = ts_simd_load_uint(offsets[k]), ij = ts_simd_load_uint(cell_ij[k]), ck = ts_simd_load_uint(cell_k[k]);
+      if (scene_flags(scene) & TS_SCENE_LINEAR_POSITIONS) { /* q = cell * 1023 + offset, one fma an axis */
+        ts_floatv step = ts_simd_splat(scene->position_step);
+        ts_simd_store(ts_simd_fma(ts_simd_from_uint((ij & 0xFFFFu) * 1023u + (o & 1023u)), step,
+                                  ts_simd_splat(scene->anchor_x)), batch->p[k][0]);
+        ts_simd_store(ts_simd_fma(ts_simd_from_uint((ij >> 16) * 1023u + ((o >> 10) & 1023u)), step,
+                                  ts_simd_splat(scene->anchor_y)), batch->p[k][1]);
+        ts_simd_store(ts_simd_fma(ts_simd_from_uint(ck * 1023u + ((o >> 20) & 1023u)), step,
+                                  ts_simd_splat(scene->anchor_z)), batch->p[k][2]);
+      } else {
+        ts_floatv fx = ts_simd_from_uint(ij & 0xFFFFu) + ts_simd_from_uint(o & 1023u) * ts_simd_splat(inv_levels);
+        ts_floatv fy = ts_simd_from_uint(ij >> 16) + ts_simd_from_uint((o >> 10) & 1023u) * ts_simd_splat(inv_levels);
+        ts_floatv fz = ts_simd_from_uint(ck) + ts_simd_from_uint((o >> 20) & 1023u) * ts_simd_splat(inv_levels);
+        ts_simd_store(ts_simd_splat(scene->anchor_x) + fx * ts_simd_splat(scene->cell_size), batch->p[k][0]);
+        ts_simd_store(ts_simd_splat(scene->anchor_y) + fy * ts_simd_splat(scene->cell_size), batch->p[k][1]);
+        ts_simd_store(ts_simd_splat(scene->anchor_z) + fz * ts_simd_splat(scene->cell_size), batch->p[k][2]);
+      }
     }
   } else if (scene_flags(scene) & TS_SCENE_POSITIONS_QUANTIZED) { /* records: the decoded position in x, y, z */
     for (k = 0u; k < 3u; ++k)

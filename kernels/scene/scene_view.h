@@ -54,6 +54,13 @@
  * level's pointers in every SceneView; OpenCL programs carry them only when built for an instanced
  * scene (-D TS_SCENE_INSTANCED_BUILD), so the kernels of single-level scenes stay as they were. */
 #define TS_SCENE_INSTANCED 1024u
+/* Quantized positions decode linearly (the .tpk's Quantization.position_decode LINEAR, format version
+ * 6): per axis q = cell * 1023 + offset, position = fma((float)q, position_step, anchor), one
+ * multiply-add instead of the cell and the offset converted apart, scaled and summed (older files:
+ * decode_quantized_position's other branch). position_step is cell_size / 1023, computed once on the
+ * host (position_decoding, common/scene/vertex_records.h) and passed in the SceneView, so every
+ * backend multiplies by the very same float. */
+#define TS_SCENE_LINEAR_POSITIONS 2048u
 #if !defined(TS_DEVICE_OPENCL) || defined(TS_SCENE_INSTANCED_BUILD)
 #define TS_SCENE_INSTANCE_FIELDS 1
 #endif
@@ -100,6 +107,7 @@ typedef struct SceneView {
   TS_GLOBAL const uint* cells;            /* 2 words per cell (TS_SCENE_WIDE_CELLS) */
   TS_GLOBAL const uint* triangle_bases;   /* base vertex per block of triangles (TS_SCENE_TRIANGLE_BASES) */
   float anchor_x, anchor_y, anchor_z, cell_size; /* decode_quantized_position's (TS_SCENE_CELL_VERTICES) */
+  float position_step;                           /* cell_size / 1023 (TS_SCENE_LINEAR_POSITIONS) */
   float bounds_min_x, bounds_min_y, bounds_min_z;
   float bounds_max_x, bounds_max_y, bounds_max_z;
 #ifdef TS_KD_LOCAL_STACK_ON
@@ -120,6 +128,7 @@ typedef struct SceneConstants {
   float bounds_min_x, bounds_min_y, bounds_min_z;
   float bounds_max_x, bounds_max_y, bounds_max_z;
   float anchor_x, anchor_y, anchor_z, cell_size;
+  float position_step;
 } SceneConstants;
 
 TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
@@ -135,17 +144,29 @@ TS_FN void scene_view_set_constants(SceneView* v, const SceneConstants* c) {
   v->anchor_y = c->anchor_y;
   v->anchor_z = c->anchor_z;
   v->cell_size = c->cell_size;
+  v->position_step = c->position_step;
 }
+
+/* One axis of a linearly decoded position (TS_SCENE_LINEAR_POSITIONS): q = cell * 1023 + offset. fma
+ * rounds once (correctly, in OpenCL and in C alike), so every backend gets the same float. */
+TS_FN float decode_linear_axis(uint q, float anchor, float step) { return ts_fma((float)q, step, anchor); }
 
 /* Decodes a quantized position (the .tpk's cell and offsets; at load time, into the vertex records);
  * the packer builds the kd-tree over exactly these values. cell_ij = i | j << 16, cell_k = k: the
- * geometry cell's integer coordinates; anchor and cell_size from the .tpk's Quantization. */
+ * geometry cell's integer coordinates; anchor, cell_size and the decode from the .tpk's Quantization
+ * (linear: TS_SCENE_LINEAR_POSITIONS, with step = position_step). */
 TS_FN float3 decode_quantized_position(uint offsets, uint cell_ij, uint cell_k, float anchor_x, float anchor_y,
-                                       float anchor_z, float cell_size) {
+                                       float anchor_z, float cell_size, float step, uint linear) {
+  const uint ox = offsets & 1023u, oy = (offsets >> 10) & 1023u, oz = (offsets >> 20) & 1023u;
   const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
-  float fx = (float)(cell_ij & 0xFFFFu) + (float)(offsets & 1023u) * inv_levels;
-  float fy = (float)(cell_ij >> 16) + (float)((offsets >> 10) & 1023u) * inv_levels;
-  float fz = (float)cell_k + (float)((offsets >> 20) & 1023u) * inv_levels;
+  float fx, fy, fz;
+  if (linear)
+    return make_float3(decode_linear_axis((cell_ij & 0xFFFFu) * 1023u + ox, anchor_x, step),
+                       decode_linear_axis((cell_ij >> 16) * 1023u + oy, anchor_y, step),
+                       decode_linear_axis(cell_k * 1023u + oz, anchor_z, step));
+  fx = (float)(cell_ij & 0xFFFFu) + (float)ox * inv_levels;
+  fy = (float)(cell_ij >> 16) + (float)oy * inv_levels;
+  fz = (float)cell_k + (float)oz * inv_levels;
   return make_float3(anchor_x + fx * cell_size, anchor_y + fy * cell_size, anchor_z + fz * cell_size);
 }
 
@@ -217,7 +238,9 @@ TS_FN uint2 scene_pack_absolute_vertex(uint x, uint y, uint z) {
 }
 
 /* A vertex of the compact profile decoded from its words: the absolute coordinates, or (wide cells)
- * the .tpk's offsets and cell | normal << 16 with the cell table. */
+ * the .tpk's offsets and cell | normal << 16 with the cell table. Linear decode from the absolute x =
+ * cell * 1024 + offset: q = x - (x >> 10) = cell * 1023 + offset, the integer decode_quantized_position
+ * forms from the cell and the offset, so the same float. */
 TS_FN float3 scene_decode_cell_vertex(const SceneView* scene, uint2 words) {
   uint offsets, cell_ij, cell_k;
   if (scene_flags(scene) & TS_SCENE_WIDE_CELLS) {
@@ -227,12 +250,17 @@ TS_FN float3 scene_decode_cell_vertex(const SceneView* scene, uint2 words) {
     cell_k = c.y & 0xFFFFu;
   } else {
     uint x = words.x & 0x1FFFFFu, y = (words.x >> 21) | ((words.y & 0x3FFu) << 11), z = words.y >> 10;
+    if (scene_flags(scene) & TS_SCENE_LINEAR_POSITIONS)
+      return make_float3(decode_linear_axis(x - (x >> 10), scene->anchor_x, scene->position_step),
+                         decode_linear_axis(y - (y >> 10), scene->anchor_y, scene->position_step),
+                         decode_linear_axis(z - (z >> 10), scene->anchor_z, scene->position_step));
     offsets = (x & 1023u) | ((y & 1023u) << 10) | ((z & 1023u) << 20);
     cell_ij = (x >> 10) | ((y >> 10) << 16);
     cell_k = z >> 10;
   }
   return decode_quantized_position(offsets, cell_ij, cell_k, scene->anchor_x, scene->anchor_y, scene->anchor_z,
-                                   scene->cell_size);
+                                   scene->cell_size, scene->position_step,
+                                   scene_flags(scene) & TS_SCENE_LINEAR_POSITIONS);
 }
 
 TS_FN float3 scene_vertex_position(const SceneView* scene, uint vertex) {
