@@ -1,4 +1,5 @@
 #include "scene-packer/quantizer.h"
+#include "scene-packer/triangle_order.h"
 
 #include <algorithm>
 #include <bit>
@@ -290,8 +291,8 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
       kept.push_back(t);
   }
   if (kept.empty()) throw Error("every triangle of the scene is degenerate");
-  // Group by material (stable, so the input order survives inside a group); objects stay apart, each
-  // its own run of triangles grouped by material.
+  // Objects apart, each its own run of triangles grouped by material, and within a group nearby
+  // triangles numbered close together (scene-packer/triangle_order.h).
   std::vector<uint32_t> object_of;  // empty without objects
   if (!mesh.object_first_triangles.empty()) {
     object_of.resize(mesh.triangle_count());
@@ -300,10 +301,7 @@ QuantizedMesh quantize_mesh(const TriangleMesh& input, const QuantizeOptions& op
       std::fill(object_of.begin() + mesh.object_first_triangles[o], object_of.begin() + long(end), uint32_t(o));
     }
   }
-  std::stable_sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
-    if (!object_of.empty() && object_of[a] != object_of[b]) return object_of[a] < object_of[b];
-    return mesh.triangle_materials[a] < mesh.triangle_materials[b];
-  });
+  order_triangles(mesh, object_of, kept);
   if (!object_of.empty()) {
     out.object_first_triangles.assign(mesh.object_first_triangles.size(), 0);
     std::vector<uint32_t> kept_of(mesh.object_first_triangles.size(), 0);

@@ -611,8 +611,8 @@ TEST(KdTree, TinyAndDegenerateInputs) {
   EXPECT_THROW(build(bad, KdVariant::Standard), Error);
 }
 
-// The compact profile's 16-bit leaf lists: the teapot has fewer than 2^16 triangles, so every list
-// of two or more is narrow and the tree shrinks; traversal still finds the brute-force hits.
+// The compact profile's narrow leaf lists: the teapot has fewer than 2^16 triangles, so every list of
+// two or more takes 8 or 16 bits a triangle and the tree shrinks; traversal still finds the brute-force hits.
 TEST(KdTree, NarrowLeafListsTakeFewerBytes) {
   KdBuildOptions options;
   options.traversal_cost = 3.0;
@@ -621,6 +621,36 @@ TEST(KdTree, NarrowLeafListsTakeFewerBytes) {
   const auto narrow = make_compact_kd_nodes(tree.nodes, tree.leaf_refs, /*narrow=*/true);
   EXPECT_LT(double(narrow.size()), 0.9 * double(wide.size()));
   expect_matches_brute_force(teapot(), random_rays(teapot(), 21, 1500), {{"cost 3", tree}});
+}
+
+// A narrow list takes the narrowest differences its span fits, 8, 16 or 32 bits, and gives back its
+// triangles (sorted) through the one decode; a triangle beyond 2^30 cannot be narrow.
+TEST(KdTree, NarrowListsTakeTheWidthTheirSpanNeeds) {
+  struct Case {
+    std::vector<uint32_t> list;
+    uint32_t code, slots;  // width code; 8-byte slots the leaf takes
+  };
+  const std::vector<Case> cases = {
+      {{7, 3}, 1, 2},
+      {{900, 1000, 1155, 1100, 901, 902, 903, 904, 905, 906}, 1, 3},  // 9 differences: 9 bytes, 2 slots
+      {{60000, 5, 65540, 300}, 2, 2},  // span 65535: still 16 bits
+      {{1u << 29, 12, 40, 1, 0x3FFFFFFFu}, 3, 3},
+  };
+  for (const Case& c : cases) {
+    const std::vector<uint32_t> dfs = {kd_make_leaf_word0(uint32_t(c.list.size())), 0};
+    const std::vector<uint32_t> nodes = make_compact_kd_nodes(dfs, c.list, /*narrow=*/true);
+    ASSERT_EQ(nodes.size(), 2 * size_t(c.slots)) << c.list[0];
+    EXPECT_EQ(nodes[1] >> TS_KD_LIST_WIDTH_SHIFT, c.code);
+    std::vector<uint32_t> sorted = c.list, decoded;
+    std::sort(sorted.begin(), sorted.end());
+    for (uint32_t i = 0; i < c.list.size(); ++i) decoded.push_back(kd_list_triangle(nodes.data() + 1, nodes[1], i));
+    EXPECT_EQ(decoded, sorted);
+  }
+  const std::vector<uint32_t> pair = {kd_make_leaf_word0(2), 0}, single = {kd_make_leaf_word0(1), 1u << 30};
+  const std::vector<uint32_t> too_large = {1u << 30, 0};
+  EXPECT_THROW(make_compact_kd_nodes(pair, too_large, true), Error);
+  EXPECT_THROW(make_compact_kd_nodes(single, {}, true), Error);
+  EXPECT_NO_THROW(make_compact_kd_nodes(single, {}, false));
 }
 
 // Subtrees build on as many threads as the options allow; the bytes never depend on how many.

@@ -58,21 +58,22 @@ TEST(PositionDecode, EveryDecodeSiteGivesTheSameFloats) {
   const uint32_t cell_coords[4][3] = {{0, 0, 0}, {3, 2047, 9}, {2047, 1, 4095}, {1000, 1500, 2000}};
   const uint32_t offset_of[8][3] = {{0, 0, 0},     {1023, 1023, 1023}, {5, 700, 1},   {512, 3, 999},
                                     {1, 1022, 77}, {300, 301, 302},    {1023, 0, 13}, {640, 641, 642}};
-  std::vector<uint32_t> tpk_vertices, cells, absolute;
+  std::vector<uint32_t> tpk_vertices, cells;
   for (const auto& c : cell_coords) cells.insert(cells.end(), {c[0] | c[1] << 16, c[2]});
-  for (uint32_t v = 0; v < 8; ++v) {
-    const uint32_t cell = v % 4;
-    const uint32_t* o = offset_of[v];
-    tpk_vertices.insert(tpk_vertices.end(), {o[0] | o[1] << 10 | o[2] << 20, cell});
-    const uint32_t* c = cell_coords[cell];
-    const uint2 w = scene_pack_absolute_vertex(c[0] * 1024 + o[0], c[1] * 1024 + o[1], c[2] * 1024 + o[2]);
-    absolute.insert(absolute.end(), {w.x, w.y});
-  }
+  for (uint32_t v = 0; v < 8; ++v) tpk_vertices.insert(tpk_vertices.end(), {offset_of[v][0] | offset_of[v][1] << 10 | offset_of[v][2] << 20, v % 4});
   const std::vector<uint32_t> triangles = {0, 1, 2, 3, 4, 5, 6, 7, 0, 5, 2, 7};
   const uint32_t tris[TS_SIMD_LANES] = {0, 1, 2, 3};
   const float anchor[3] = {-1.5f, 20.25f, -300.0f};
   for (bool linear : {true, false}) {
     SCOPED_TRACE(linear ? "linear" : "cell plus offset");
+    std::vector<uint32_t> absolute;
+    for (uint32_t v = 0; v < 8; ++v) {
+      const uint32_t *c = cell_coords[v % 4], *o = offset_of[v];
+      const uint2 w = scene_pack_absolute_vertex(scene_absolute_coordinate(c[0], o[0], linear),
+                                                 scene_absolute_coordinate(c[1], o[1], linear),
+                                                 scene_absolute_coordinate(c[2], o[2], linear));
+      absolute.insert(absolute.end(), {w.x, w.y});
+    }
     const PositionDecoding d = position_decoding(anchor, 0.013f, linear);
     const std::vector<uint32_t> records = make_vertex_records(tpk_vertices, cells, {}, d);
     SceneView fast{}, compact{}, wide{};

@@ -8,6 +8,8 @@
 namespace tessera {
 namespace {
 
+constexpr const char* kTooManyTriangles = "kd-tree has triangle indices beyond 2^30, too large for narrow leaf lists";
+
 bool is_empty_leaf(std::span<const uint32_t> nodes, uint32_t node) {
   const uint32_t w0 = nodes[2 * size_t(node)];
   return kd_node_kind(w0) == TS_KD_LEAF && kd_leaf_count(w0) == 0;
@@ -34,24 +36,27 @@ std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes,
     if (item.above_of != kNoParent) out[2 * size_t(item.above_of)] |= uint32_t(slot) << 5;
     const uint32_t w0 = dfs_nodes[2 * size_t(item.node)], w1 = dfs_nodes[2 * size_t(item.node) + 1];
     if (kd_node_kind(w0) == TS_KD_LEAF) {
-      // word1 holds the first triangle, the slots after it the others, two a slot
+      // word1 holds the first triangle, the slots after it the others
       const uint32_t count = kd_leaf_count(w0);
       out.push_back(w0);
       if (count <= 1) {
+        if (narrow && count == 1 && w1 > TS_KD_LIST_BASE_MASK) throw Error(kTooManyTriangles);
         out.push_back(w1);
         continue;
       }
       const std::span<const uint32_t> list = leaf_refs.subspan(w1, count);
-      const auto [lo, hi] = std::minmax_element(list.begin(), list.end());
-      if (narrow && *hi - *lo <= TS_KD_NARROW_LIST_MAX_OFFSET) {
-        // the lowest in word1, the others as offsets from it, two a word
+      if (narrow) {
+        // the lowest in word1 with the width code, the others as differences from it, low bits first
         sorted.assign(list.begin(), list.end());
         std::sort(sorted.begin(), sorted.end());
-        out.push_back(sorted[0] | TS_KD_NARROW_LIST);
-        for (uint32_t i = 1; i < count; i += 2) {
-          const uint32_t low = sorted[i] - sorted[0];
-          const uint32_t high = i + 1 < count ? sorted[i + 1] - sorted[0] : TS_KD_NARROW_LIST_MAX_OFFSET;
-          out.push_back(low | high << 16);
+        if (sorted.back() > TS_KD_LIST_BASE_MASK) throw Error(kTooManyTriangles);
+        const uint32_t code = kd_list_width_code(sorted.back() - sorted[0]), width = 4u << code;
+        out.push_back(sorted[0] | code << TS_KD_LIST_WIDTH_SHIFT);
+        const size_t words = (size_t(count - 1) * width + 31) / 32, at = out.size();
+        out.resize(at + words, 0);
+        for (uint32_t i = 1; i < count; ++i) {
+          const size_t bit = size_t(i - 1) * width;
+          out[at + bit / 32] |= (sorted[i] - sorted[0]) << (bit % 32);
         }
       } else {
         out.insert(out.end(), list.begin(), list.end());

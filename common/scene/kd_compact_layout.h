@@ -10,9 +10,9 @@
 namespace tessera {
 
 // From a validated .tpk node array and its leaf lists (PackedScene checked them); the result needs
-// no leaf lists of its own. narrow: lists whose triangles lie within 2^16 of their lowest take 16
-// bits a triangle (TS_KD_NARROW_LIST; traversal then needs TS_SCENE_NARROW_LEAF_LISTS). Throws
-// Error when the tree needs more than TS_KD_COMPACT_MAX_NODE_INDEX slots.
+// no leaf lists of its own. narrow: every list holds its triangles as 8-, 16- or 32-bit differences
+// from its lowest (kd_list_triangle; traversal then needs TS_SCENE_NARROW_LEAF_LISTS). Throws Error
+// when the tree needs more than TS_KD_COMPACT_MAX_NODE_INDEX slots (or, narrow, has triangles beyond 2^30).
 std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs,
                                             bool narrow = false);
 

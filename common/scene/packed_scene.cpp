@@ -65,7 +65,8 @@ void validate_kd_tree(std::span<const uint32_t> nodes, std::span<const uint32_t>
 
 // The compact profile's vertices: each one's absolute quantized coordinates (scene_pack_absolute_vertex)
 // where every cell fits their bits; else empty, and wide set (the .tpk's vertices and cell table).
-std::vector<uint32_t> make_compact_vertices(std::span<const uint32_t> words, std::span<const uint32_t> cells, bool& wide) {
+std::vector<uint32_t> make_compact_vertices(std::span<const uint32_t> words, std::span<const uint32_t> cells, bool linear,
+                                            bool& wide) {
   wide = false;
   for (size_t c = 0; c < cells.size() / 2; ++c)
     if ((cells[2 * c] & 0xFFFFu) > TS_ABSOLUTE_MAX_CELL_IJ || (cells[2 * c] >> 16) > TS_ABSOLUTE_MAX_CELL_IJ ||
@@ -76,8 +77,9 @@ std::vector<uint32_t> make_compact_vertices(std::span<const uint32_t> words, std
   for (size_t v = 0; v < words.size() / 2; ++v) {
     const uint32_t offsets = words[2 * v], cell = words[2 * v + 1] & 0xFFFFu;
     const uint32_t i = cells[2 * cell] & 0xFFFFu, j = cells[2 * cell] >> 16, k = cells[2 * cell + 1] & 0xFFFFu;
-    const uint2 w = scene_pack_absolute_vertex(i << 10 | (offsets & 1023u), j << 10 | ((offsets >> 10) & 1023u),
-                                               k << 10 | ((offsets >> 20) & 1023u));
+    const uint2 w = scene_pack_absolute_vertex(scene_absolute_coordinate(i, offsets & 1023u, linear),
+                                               scene_absolute_coordinate(j, (offsets >> 10) & 1023u, linear),
+                                               scene_absolute_coordinate(k, (offsets >> 20) & 1023u, linear));
     out[2 * v] = w.x;
     out[2 * v + 1] = w.y;
   }
@@ -204,7 +206,8 @@ void PackedScene::validate(const std::string& name) {
   }
   if (q.positions())
     compact_vertices_ = make_compact_vertices(section_as<uint32_t>(tpk::QUANTIZED_VERTICES),
-                                              section_as<uint32_t>(tpk::CELL_TABLE), compact_cells_wide_);
+                                              section_as<uint32_t>(tpk::CELL_TABLE), position_decoding_.linear,
+                                              compact_cells_wide_);
 }
 
 void PackedScene::validate_objects(const std::string& name) {

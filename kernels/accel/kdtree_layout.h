@@ -29,10 +29,12 @@
  *   slots that follow the others, two a slot (the last slot padded with TS_KD_NO_TRIANGLE), so a
  *   leaf's list is read without a dependent load (kd_leaf_triangles).
  *   Narrow lists (scenes with TS_SCENE_NARROW_LEAF_LISTS: the compact profile's tree): a leaf of two
- *   or more triangles whose others all lie less than 2^16 above its lowest has word1 = that lowest
- *   index | TS_KD_NARROW_LIST, and the slots after it hold the others as 16-bit offsets from it, two
- *   a word (low half first), four a slot: half the bytes of a list, which lets the compact tree
- *   have smaller leaves. Other leaves keep 32-bit lists (kd_list_triangle reads both).
+ *   or more triangles has word1 = its lowest triangle | width code << 30, and the words after the
+ *   slot hold the others as differences from that lowest, 8, 16 or 32 bits each (code 1, 2, 3: the
+ *   narrowest their largest fits), packed from the low bits up, so one decode serves every leaf
+ *   without a branch (kd_list_triangle). The packer numbers triangles in the order the compact
+ *   tree's leaves first meet them, so most leaves take 8 bits a triangle (a quarter of a list's
+ *   bytes), which lets the compact tree have smaller leaves.
  *
  * Blocked ("blocked", built at load time from the depth-first tree by common/scene/kd_blocked_layout.cpp,
  * selected with TESSERA_KD_LAYOUT=blocked and compiled with -D TS_KD_LAYOUT_BLOCKED=1): the slots are
@@ -131,17 +133,22 @@ TS_FN uint kd_make_blocked_inner_word0(uint axis, uint ref_count, uint below_chi
 }
 TS_FN uint kd_make_leaf_word0(uint count) { return TS_KD_LEAF | (count << 2); }
 
-#define TS_KD_NARROW_LIST 0x80000000u /* in a leaf's word1: its list holds 16-bit offsets (triangles < 2^30) */
-#define TS_KD_NARROW_LIST_MAX_OFFSET 0xFFFFu
+#define TS_KD_LIST_WIDTH_SHIFT 30u     /* a narrow list's width code in its leaf's word1 (triangles < 2^30) */
+#define TS_KD_LIST_BASE_MASK 0x3FFFFFFFu
+
+/* The width code of a narrow list whose largest difference from its lowest triangle is span. */
+TS_FN uint kd_list_width_code(uint span) { return span <= 0xFFu ? 1u : (span <= 0xFFFFu ? 2u : 3u); }
 
 /* Triangle i of a list of triangle indices at refs whose first word is first (a leaf's word1, or
- * 0 for an inner node's reference slot): 32-bit indices, or a narrow list's offsets. */
+ * 0 for an inner node's reference slot): 32-bit indices, or a narrow list's differences. */
 TS_FN uint kd_list_triangle(TS_GLOBAL const uint* refs, uint first, uint i) {
-  if (first & TS_KD_NARROW_LIST) {
-    uint base = first & ~TS_KD_NARROW_LIST, w;
-    if (i == 0u) return base;
-    w = refs[1u + ((i - 1u) >> 1)];
-    return base + (((i - 1u) & 1u) ? (w >> 16) : (w & 0xFFFFu));
+  uint code = first >> TS_KD_LIST_WIDTH_SHIFT;
+  if (code) {
+    /* difference j = i - 1 lies at bit j * width of the words after the slot's first (i = 0 reads
+     * difference 0's word, which every list of two or more has, and adds nothing) */
+    uint width = 4u << code, bit = (i ? i - 1u : 0u) << (code + 2u);
+    uint difference = (refs[1u + (bit >> 5)] >> (bit & 31u)) & (0xFFFFFFFFu >> (32u - width));
+    return (first & TS_KD_LIST_BASE_MASK) + (i ? difference : 0u);
   }
   return refs[i];
 }

@@ -17,7 +17,26 @@ TS_FN void scene_gather_triangles(const SceneView* scene, const uint* tris, Tria
     vertex[1][i] = t.y;
     vertex[2][i] = t.z;
   }
-  if (scene_flags(scene) & TS_SCENE_CELL_VERTICES) { /* vertex words, (wide) cells, then the decode lane-parallel */
+  if ((scene_flags(scene) & (TS_SCENE_CELL_VERTICES | TS_SCENE_WIDE_CELLS | TS_SCENE_LINEAR_POSITIONS)) ==
+      (TS_SCENE_CELL_VERTICES | TS_SCENE_LINEAR_POSITIONS)) { /* absolute q = cell * 1023 + offset: one fma an axis */
+    uint q[3][3][TS_SIMD_LANES];
+    for (k = 0u; k < 3u; ++k)
+      for (i = 0u; i < TS_SIMD_LANES; ++i) {
+        uint2 w = ts_load_uint2(scene->quantized_vertices, vertex[k][i]);
+        q[k][0][i] = w.x & 0x1FFFFFu;
+        q[k][1][i] = (w.x >> 21) | ((w.y & 0x3FFu) << 11);
+        q[k][2][i] = w.y >> 10;
+      }
+    for (k = 0u; k < 3u; ++k) {
+      ts_floatv step = ts_simd_splat(scene->position_step);
+      ts_simd_store(ts_simd_fma(ts_simd_from_uint(ts_simd_load_uint(q[k][0])), step, ts_simd_splat(scene->anchor_x)),
+                    batch->p[k][0]);
+      ts_simd_store(ts_simd_fma(ts_simd_from_uint(ts_simd_load_uint(q[k][1])), step, ts_simd_splat(scene->anchor_y)),
+                    batch->p[k][1]);
+      ts_simd_store(ts_simd_fma(ts_simd_from_uint(ts_simd_load_uint(q[k][2])), step, ts_simd_splat(scene->anchor_z)),
+                    batch->p[k][2]);
+    }
+  } else if (scene_flags(scene) & TS_SCENE_CELL_VERTICES) { /* vertex words, (wide) cells, then the decode lane-parallel */
     uint offsets[3][TS_SIMD_LANES], cell_ij[3][TS_SIMD_LANES], cell_k[3][TS_SIMD_LANES];
     const float inv_levels = 1.0f / TS_POSITION_OFFSET_LEVELS;
     for (k = 0u; k < 3u; ++k)
@@ -26,7 +45,7 @@ TS_FN void scene_gather_triangles(const SceneView* scene, const uint* tris, Tria
         if (scene_flags(scene) & TS_SCENE_WIDE_CELLS) {
           offsets[k][i] = w.x;
           cell_k[k][i] = w.y & 0xFFFFu; /* the cell index, for now */
-        } else { /* absolute coordinates (scene_decode_cell_vertex) */
+        } else { /* absolute coordinates, cell * 1024 + offset (scene_decode_cell_vertex) */
           uint x = w.x & 0x1FFFFFu, y = (w.x >> 21) | ((w.y & 0x3FFu) << 11), z = w.y >> 10;
           offsets[k][i] = (x & 1023u) | ((y & 1023u) << 10) | ((z & 1023u) << 20);
           cell_ij[k][i] = (x >> 10) | ((y >> 10) << 16);

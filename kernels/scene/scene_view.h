@@ -14,9 +14,10 @@
  *
  * The compact scene-memory profile (TS_SCENE_CELL_VERTICES, worker/render/scene_memory.h) keeps a
  * quantized vertex in 8 bytes instead (quantized_vertices), its texture coordinate in texcoords_q and
- * its normal index in normal_indices: the absolute quantized coordinate on each axis (cell * 1024 +
- * offset; 21, 21 and 22 bits, scene_pack_absolute_vertex), derived at load from the .tpk's offsets and
- * cell table, so the triangle test decodes with no load beyond the vertex's own. Grids too large for
+ * its normal index in normal_indices: the absolute quantized coordinate on each axis (21, 21 and 22
+ * bits, scene_pack_absolute_vertex; scene_absolute_coordinate: cell * 1023 + offset in files of the
+ * linear decode, the very integer the decode converts, else cell * 1024 + offset), derived at load from
+ * the .tpk's offsets and cell table, so the triangle test decodes with no load beyond the vertex's own. Grids too large for
  * that (TS_SCENE_WIDE_CELLS) keep the .tpk's 8-byte vertex (offsets; cell index | normal index << 16)
  * and its two-word cell table (cells). Either way the triangle test decodes with
  * decode_quantized_position, the very function the load-time decode runs, so both profiles see
@@ -46,8 +47,8 @@
  * TS_TRIANGLE_BLOCK triangles holds offsets from its own base vertex (triangle_bases, the block's
  * lowest index), where every block's vertices lie within 2^21 of it (else triangles keep 12 bytes). */
 #define TS_SCENE_TRIANGLE_BASES 256u
-/* The kd-tree's leaf lists may hold 16-bit offsets from their first triangle (TS_KD_NARROW_LIST,
- * kernels/accel/kdtree_layout.h): the compact profile's tree in the default node layout. */
+/* The kd-tree's leaf lists hold 8-, 16- or 32-bit differences from their lowest triangle ("narrow
+ * lists", kernels/accel/kdtree_layout.h): the compact profile's tree in the default node layout. */
 #define TS_SCENE_NARROW_LEAF_LISTS 512u
 /* An instanced scene (docs/instances.md): rays go through the top level over the instances
  * (kernels/accel/scene_trace.h) and the kd-tree of each object they reach. The host carries the top
@@ -228,8 +229,15 @@ TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
   return v;
 }
 
-/* A compact-profile vertex from its absolute quantized coordinates (cell * 1024 + offset): x in bits
- * 0-20, y in 21-41, z in 42-63. */
+/* One axis of a compact-profile vertex: linear decode (TS_SCENE_LINEAR_POSITIONS), q = cell * 1023 +
+ * offset, what decode_linear_axis converts; else cell * 1024 + offset (cell and offset apart). At most
+ * 2^21 - 1 (x, y) or 2^22 - 1 (z) for cells within TS_ABSOLUTE_MAX_CELL_*. */
+TS_FN uint scene_absolute_coordinate(uint cell, uint offset, uint linear) {
+  return linear ? cell * 1023u + offset : (cell << 10) | offset;
+}
+
+/* A compact-profile vertex from its absolute quantized coordinates (scene_absolute_coordinate): x in
+ * bits 0-20, y in 21-41, z in 42-63. */
 TS_FN uint2 scene_pack_absolute_vertex(uint x, uint y, uint z) {
   uint2 w;
   w.x = x | (y << 21);
@@ -238,9 +246,9 @@ TS_FN uint2 scene_pack_absolute_vertex(uint x, uint y, uint z) {
 }
 
 /* A vertex of the compact profile decoded from its words: the absolute coordinates, or (wide cells)
- * the .tpk's offsets and cell | normal << 16 with the cell table. Linear decode from the absolute x =
- * cell * 1024 + offset: q = x - (x >> 10) = cell * 1023 + offset, the integer decode_quantized_position
- * forms from the cell and the offset, so the same float. */
+ * the .tpk's offsets and cell | normal << 16 with the cell table. Linear decode: the coordinate is q =
+ * cell * 1023 + offset, the integer decode_quantized_position forms from the cell and the offset, so
+ * the same float, with no integer arithmetic before the conversion. */
 TS_FN float3 scene_decode_cell_vertex(const SceneView* scene, uint2 words) {
   uint offsets, cell_ij, cell_k;
   if (scene_flags(scene) & TS_SCENE_WIDE_CELLS) {
@@ -251,9 +259,9 @@ TS_FN float3 scene_decode_cell_vertex(const SceneView* scene, uint2 words) {
   } else {
     uint x = words.x & 0x1FFFFFu, y = (words.x >> 21) | ((words.y & 0x3FFu) << 11), z = words.y >> 10;
     if (scene_flags(scene) & TS_SCENE_LINEAR_POSITIONS)
-      return make_float3(decode_linear_axis(x - (x >> 10), scene->anchor_x, scene->position_step),
-                         decode_linear_axis(y - (y >> 10), scene->anchor_y, scene->position_step),
-                         decode_linear_axis(z - (z >> 10), scene->anchor_z, scene->position_step));
+      return make_float3(decode_linear_axis(x, scene->anchor_x, scene->position_step),
+                         decode_linear_axis(y, scene->anchor_y, scene->position_step),
+                         decode_linear_axis(z, scene->anchor_z, scene->position_step));
     offsets = (x & 1023u) | ((y & 1023u) << 10) | ((z & 1023u) << 20);
     cell_ij = (x >> 10) | ((y >> 10) << 16);
     cell_k = z >> 10;
