@@ -623,18 +623,20 @@ TEST(KdTree, NarrowLeafListsTakeFewerBytes) {
   expect_matches_brute_force(teapot(), random_rays(teapot(), 21, 1500), {{"cost 3", tree}});
 }
 
-// A narrow list takes the narrowest differences its span fits, 8, 16 or 32 bits, and gives back its
-// triangles (sorted) through the one decode; a triangle beyond 2^30 cannot be narrow.
+// A narrow list takes the narrowest differences its span fits, 8, 16 or 32 bits, beginning in its
+// leaf's word0, and gives back its triangles (sorted) through the one decode; a triangle beyond 2^30
+// or a leaf beyond 16,383 triangles cannot be narrow.
 TEST(KdTree, NarrowListsTakeTheWidthTheirSpanNeeds) {
   struct Case {
     std::vector<uint32_t> list;
     uint32_t code, slots;  // width code; 8-byte slots the leaf takes
   };
   const std::vector<Case> cases = {
-      {{7, 3}, 1, 2},
-      {{900, 1000, 1155, 1100, 901, 902, 903, 904, 905, 906}, 1, 3},  // 9 differences: 9 bytes, 2 slots
-      {{60000, 5, 65540, 300}, 2, 2},  // span 65535: still 16 bits
-      {{1u << 29, 12, 40, 1, 0x3FFFFFFFu}, 3, 3},
+      {{7, 3}, 1, 1},                                                  // its difference in word0
+      {{2, 9, 4, 1}, 1, 2},                                            // 2 in word0, 1 after
+      {{900, 1000, 1155, 1100, 901, 902, 903, 904, 905, 906}, 1, 2},  // 2 in word0, 7 bytes after
+      {{60000, 5, 65540, 300}, 2, 2},                                  // span 65535: still 16 bits
+      {{1u << 29, 12, 40, 1, 0x3FFFFFFFu}, 3, 3},                      // 4 words after
   };
   for (const Case& c : cases) {
     const std::vector<uint32_t> dfs = {kd_make_leaf_word0(uint32_t(c.list.size())), 0};
@@ -648,9 +650,20 @@ TEST(KdTree, NarrowListsTakeTheWidthTheirSpanNeeds) {
   }
   const std::vector<uint32_t> pair = {kd_make_leaf_word0(2), 0}, single = {kd_make_leaf_word0(1), 1u << 30};
   const std::vector<uint32_t> too_large = {1u << 30, 0};
+  EXPECT_FALSE(narrow_leaf_lists_fit(pair, too_large));
   EXPECT_THROW(make_compact_kd_nodes(pair, too_large, true), Error);
+  EXPECT_FALSE(narrow_leaf_lists_fit(single, {}));
   EXPECT_THROW(make_compact_kd_nodes(single, {}, true), Error);
   EXPECT_NO_THROW(make_compact_kd_nodes(single, {}, false));
+  std::vector<uint32_t> many(16384);
+  for (uint32_t i = 0; i < many.size(); ++i) many[i] = i;
+  const std::vector<uint32_t> big = {kd_make_leaf_word0(16384), 0}, fits = {kd_make_leaf_word0(16383), 0};
+  EXPECT_FALSE(narrow_leaf_lists_fit(big, many));
+  EXPECT_THROW(make_compact_kd_nodes(big, many, true), Error);
+  EXPECT_TRUE(narrow_leaf_lists_fit(fits, many));
+  const std::vector<uint32_t> nodes = make_compact_kd_nodes(fits, many, true);
+  EXPECT_EQ(kd_narrow_leaf_count(nodes[0]), 16383u);
+  EXPECT_EQ(kd_list_triangle(nodes.data() + 1, nodes[1], 16382), 16382u);
 }
 
 // Subtrees build on as many threads as the options allow; the bytes never depend on how many.

@@ -9,6 +9,7 @@ namespace tessera {
 namespace {
 
 constexpr const char* kTooManyTriangles = "kd-tree has triangle indices beyond 2^30, too large for narrow leaf lists";
+constexpr const char* kLeafTooLarge = "kd-tree has a leaf of more than 16,383 triangles, too many for a narrow leaf list";
 
 bool is_empty_leaf(std::span<const uint32_t> nodes, uint32_t node) {
   const uint32_t w0 = nodes[2 * size_t(node)];
@@ -16,6 +17,22 @@ bool is_empty_leaf(std::span<const uint32_t> nodes, uint32_t node) {
 }
 
 }  // namespace
+
+bool narrow_leaf_lists_fit(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs) {
+  for (size_t n = 0; n < dfs_nodes.size() / 2; ++n) {
+    const uint32_t w0 = dfs_nodes[2 * n], w1 = dfs_nodes[2 * n + 1];
+    if (kd_node_kind(w0) != TS_KD_LEAF) {
+      n += kd_inner_ref_count(w0) ? 1 : 0;  // its reference slot
+      continue;
+    }
+    const uint32_t count = kd_leaf_count(w0);
+    if (count > TS_KD_NARROW_MAX_LEAF_COUNT || (count == 1 && w1 > TS_KD_LIST_BASE_MASK)) return false;
+    if (count > 1)
+      for (uint32_t t : leaf_refs.subspan(w1, count))
+        if (t > TS_KD_LIST_BASE_MASK) return false;
+  }
+  return true;
+}
 
 std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs,
                                             bool narrow) {
@@ -46,17 +63,19 @@ std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes,
       }
       const std::span<const uint32_t> list = leaf_refs.subspan(w1, count);
       if (narrow) {
-        // the lowest in word1 with the width code, the others as differences from it, low bits first
+        // the lowest in word1 with the width code, the others as differences from it in the stream
+        // that begins in word0's high half (kd_list_stream_bit)
+        if (count > TS_KD_NARROW_MAX_LEAF_COUNT) throw Error(kLeafTooLarge);
         sorted.assign(list.begin(), list.end());
         std::sort(sorted.begin(), sorted.end());
         if (sorted.back() > TS_KD_LIST_BASE_MASK) throw Error(kTooManyTriangles);
-        const uint32_t code = kd_list_width_code(sorted.back() - sorted[0]), width = 4u << code;
+        const uint32_t code = kd_list_width_code(sorted.back() - sorted[0]);
         out.push_back(sorted[0] | code << TS_KD_LIST_WIDTH_SHIFT);
-        const size_t words = (size_t(count - 1) * width + 31) / 32, at = out.size();
-        out.resize(at + words, 0);
         for (uint32_t i = 1; i < count; ++i) {
-          const size_t bit = size_t(i - 1) * width;
-          out[at + bit / 32] |= (sorted[i] - sorted[0]) << (bit % 32);
+          const uint32_t bit = kd_list_stream_bit(code, i - 1), k = bit / 32;
+          const size_t at = k ? 2 * slot + 1 + k : 2 * slot;
+          if (at >= out.size()) out.resize(at + 1, 0);
+          out[at] |= (sorted[i] - sorted[0]) << (bit % 32);
         }
       } else {
         out.insert(out.end(), list.begin(), list.end());

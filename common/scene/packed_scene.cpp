@@ -200,7 +200,9 @@ void PackedScene::validate(const std::string& name) {
     const auto nodes = section_as<uint32_t>(tpk::KD_NODES_COMPACT);
     const auto refs = section_as<uint32_t>(tpk::KD_LEAF_REFS_COMPACT);
     validate_kd_tree(nodes, refs, nt, [&](const std::string& what) { return fail("compact " + what); });
-    compact_kd_nodes_ = make_compact_kd_nodes(nodes, refs, /*narrow=*/true);
+    // narrow lists where they fit (a leaf of over 16,383 triangles keeps the file's 32-bit lists)
+    compact_narrow_lists_ = narrow_leaf_lists_fit(nodes, refs);
+    compact_kd_nodes_ = make_compact_kd_nodes(nodes, refs, compact_narrow_lists_);
   } else if (!section(tpk::KD_LEAF_REFS_COMPACT).empty()) {
     throw fail("compact kd-tree leaf references without its nodes");
   }
@@ -289,7 +291,7 @@ SceneView PackedScene::host_view(SceneMemory memory) const {
   const bool cell_vertices = memory == SceneMemory::compact && q.positions();
   v.triangle_count = triangle_count();
   v.triangles = section_as<uint32_t>(tpk::TRIANGLES).data();
-  if (traverses_compact_tree(memory)) v.flags |= TS_SCENE_NARROW_LEAF_LISTS;
+  if (traverses_compact_tree(memory) && compact_narrow_lists_) v.flags |= TS_SCENE_NARROW_LEAF_LISTS;
   if (instanced()) v.flags |= TS_SCENE_INSTANCED;  // the top level is the renderer's (SceneMotion)
   if (cell_vertices) {
     v.flags |= TS_SCENE_POSITIONS_QUANTIZED | TS_SCENE_CELL_VERTICES | (compact_cells_wide_ ? TS_SCENE_WIDE_CELLS : 0u);

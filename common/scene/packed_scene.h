@@ -89,6 +89,7 @@ class PackedScene {
   PositionDecoding position_decoding_{};  // the file's (quantized positions): records and the compact profile alike
   std::vector<uint32_t> kd_nodes_;
   std::vector<uint32_t> compact_kd_nodes_;  // empty without a compact tree
+  bool compact_narrow_lists_ = false;       // its leaf lists are narrow (narrow_leaf_lists_fit)
   std::vector<uint32_t> compact_vertices_;  // empty where wide
   bool compact_cells_wide_ = false;
   std::vector<SceneObject> objects_;

@@ -28,11 +28,13 @@
  *   and a leaf's triangles lie beside it instead of in kd_leaf_refs: word1 holds the first, the
  *   slots that follow the others, two a slot (the last slot padded with TS_KD_NO_TRIANGLE), so a
  *   leaf's list is read without a dependent load (kd_leaf_triangles).
- *   Narrow lists (scenes with TS_SCENE_NARROW_LEAF_LISTS: the compact profile's tree): a leaf of two
- *   or more triangles has word1 = its lowest triangle | width code << 30, and the words after the
- *   slot hold the others as differences from that lowest, 8, 16 or 32 bits each (code 1, 2, 3: the
- *   narrowest their largest fits), packed from the low bits up, so one decode serves every leaf
- *   without a branch (kd_list_triangle). The packer numbers triangles in the order the compact
+ *   Narrow lists (scenes with TS_SCENE_NARROW_LEAF_LISTS: the compact profile's tree): a leaf's
+ *   count takes word0 bits 2-15 only (kd_narrow_leaf_count), and a leaf of two or more triangles has
+ *   word1 = its lowest triangle | width code << 30; the others are differences from that lowest, 8,
+ *   16 or 32 bits each (code 1, 2, 3: the narrowest their largest fits), packed from the low bits up
+ *   in a stream that begins in word0 bits 16-31 (8- and 16-bit differences; 32-bit ones begin after
+ *   the slot) and goes on in the words after the slot, so one decode serves every leaf without a
+ *   branch (kd_list_triangle), and a leaf of up to three triangles takes one slot. The packer numbers triangles in the order the compact
  *   tree's leaves first meet them, so most leaves take 8 bits a triangle (a quarter of a list's
  *   bytes), which lets the compact tree have smaller leaves.
  *
@@ -78,6 +80,8 @@
 TS_FN uint kd_node_kind(uint word0) { return word0 & 3u; }
 TS_FN uint kd_inner_ref_count(uint word0) { return (word0 >> 2) & 3u; }
 TS_FN uint kd_leaf_count(uint word0) { return word0 >> 2; }
+#define TS_KD_NARROW_MAX_LEAF_COUNT 0x3FFFu /* 14 bits: word0 bits 16-31 begin the list */
+TS_FN uint kd_narrow_leaf_count(uint word0) { return (word0 >> 2) & TS_KD_NARROW_MAX_LEAF_COUNT; }
 
 /* Depth-first layout (.tpk). */
 TS_FN uint kd_dfs_above_child(uint word0) { return word0 >> 4; }
@@ -139,15 +143,22 @@ TS_FN uint kd_make_leaf_word0(uint count) { return TS_KD_LEAF | (count << 2); }
 /* The width code of a narrow list whose largest difference from its lowest triangle is span. */
 TS_FN uint kd_list_width_code(uint span) { return span <= 0xFFu ? 1u : (span <= 0xFFFFu ? 2u : 3u); }
 
+/* Where difference j of a narrow list of width code `code` lies in its stream: bit 16 of word0 on,
+ * then the words after the leaf's slot (stream word k >= 1 is the slot's word k + 1); 32-bit
+ * differences begin at stream word 1. */
+TS_FN uint kd_list_stream_bit(uint code, uint j) { return (code == 3u ? 32u : 16u) + (j << (code + 2u)); }
+
 /* Triangle i of a list of triangle indices at refs whose first word is first (a leaf's word1, or
- * 0 for an inner node's reference slot): 32-bit indices, or a narrow list's differences. */
+ * 0 for an inner node's reference slot): 32-bit indices, or a narrow list's differences (refs then
+ * points at the leaf's word1, so refs[-1] is its word0). */
 TS_FN uint kd_list_triangle(TS_GLOBAL const uint* refs, uint first, uint i) {
   uint code = first >> TS_KD_LIST_WIDTH_SHIFT;
   if (code) {
-    /* difference j = i - 1 lies at bit j * width of the words after the slot's first (i = 0 reads
-     * difference 0's word, which every list of two or more has, and adds nothing) */
-    uint width = 4u << code, bit = (i ? i - 1u : 0u) << (code + 2u);
-    uint difference = (refs[1u + (bit >> 5)] >> (bit & 31u)) & (0xFFFFFFFFu >> (32u - width));
+    /* i = 0 is the lowest itself: it reads difference 0's word, which every list of two or more
+     * has, and adds nothing */
+    uint width = 4u << code, bit = kd_list_stream_bit(code, i ? i - 1u : 0u), k = bit >> 5;
+    uint word = k ? refs[k] : refs[-1];
+    uint difference = (word >> (bit & 31u)) & (0xFFFFFFFFu >> (32u - width));
     return (first & TS_KD_LIST_BASE_MASK) + (i ? difference : 0u);
   }
   return refs[i];

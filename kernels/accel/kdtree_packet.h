@@ -203,7 +203,8 @@ TS_FN void kd_traverse_packet(const SceneView* scene, const KdPacket* rays, int 
       kind = kd_node_kind(words.x);
     }
     {
-      uint count = kd_leaf_count(words.x), i;
+      uint count = (scene_flags(scene) & TS_SCENE_NARROW_LEAF_LISTS) ? kd_narrow_leaf_count(words.x)
+                                                                     : kd_leaf_count(words.x), i;
       TS_GLOBAL const uint* tris = kd_leaf_triangles(scene->kd_nodes, scene->kd_leaf_refs, node, words.x, words.y);
       uint first = (scene_flags(scene) & TS_SCENE_NARROW_LEAF_LISTS) ? words.y : 0u;
       ts_intv mask = (t0 <= t1) & s.alive;

@@ -375,7 +375,9 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       /* refs[0, count): a leaf's triangles (its one index is word1 itself), or the inner node's
        * slot that follows it */
       int leaf = kind == TS_KD_LEAF;
-      uint count = leaf ? kd_leaf_count(words.x) : kd_inner_ref_count(words.x);
+      uint count = !leaf ? kd_inner_ref_count(words.x)
+                         : ((scene_flags(scene) & TS_SCENE_NARROW_LEAF_LISTS) ? kd_narrow_leaf_count(words.x)
+                                                                              : kd_leaf_count(words.x));
       TS_GLOBAL const uint* refs = !leaf ? nodes + 2u * node + 2u : kd_leaf_triangles(nodes, leaf_refs, node, words.x, words.y);
       /* a leaf's word1 says whether its list is narrow; only scenes with narrow lists look (nested,
        * not &&: with the flags compiled in, a constant operand of && is a warning) */
