@@ -114,4 +114,21 @@ Aabb world_bounds(const PackedScene& scene) {
   return box;
 }
 
+std::string grouped_boxes_obj(int first_vertex) {
+  std::string obj;
+  for (int g = 0; g < 3; ++g) {
+    obj += "g part" + std::to_string(g) + "\n";
+    const float x = 1.5f * float(g), s = 0.4f + 0.2f * float(g);
+    for (int c = 0; c < 8; ++c)
+      obj += "v " + std::to_string(x + ((c & 1) ? s : -s)) + " " + std::to_string((c & 2) ? s : -s) + " " +
+             std::to_string((c & 4) ? s : -s) + "\n";
+    const int quads[6][4] = {{0, 1, 3, 2}, {4, 6, 7, 5}, {0, 4, 5, 1}, {2, 3, 7, 6}, {0, 2, 6, 4}, {1, 5, 7, 3}};
+    const int base = first_vertex + 8 * g;
+    for (const auto& q : quads)
+      obj += "f " + std::to_string(base + q[0]) + " " + std::to_string(base + q[1]) + " " + std::to_string(base + q[2]) + " " +
+             std::to_string(base + q[3]) + "\n";
+  }
+  return obj;
+}
+
 }  // namespace tessera::testing

@@ -20,6 +20,10 @@ int add_cube_mesh(AnimatedGltf& gltf, float size);
 // Makes every node without a parent a root of the file's one scene.
 void add_default_scene(AnimatedGltf& gltf);
 
+// OBJ text of three boxes of growing size along x, each its own group ("g part0" ...), whose vertex
+// numbers begin at first_vertex (1 + the vertices written before them).
+std::string grouped_boxes_obj(int first_vertex);
+
 pack::PackOptions instanced_pack_options(const std::filesystem::path& input, const std::filesystem::path& output);
 
 struct TracedHit {

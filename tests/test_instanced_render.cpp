@@ -50,19 +50,7 @@ void expect_same_png(const std::filesystem::path& a, const std::filesystem::path
 
 TEST(InstancedRender, ObjGroupsRenderTheFlattenedImage) {
   TempDir dir("render_groups");
-  std::string obj;
-  for (int g = 0; g < 3; ++g) {
-    obj += "g part" + std::to_string(g) + "\n";
-    const float x = 1.5f * float(g), s = 0.4f + 0.2f * float(g);
-    for (int c = 0; c < 8; ++c)
-      obj += "v " + std::to_string(x + ((c & 1) ? s : -s)) + " " + std::to_string((c & 2) ? s : -s) + " " +
-             std::to_string((c & 4) ? s : -s) + "\n";
-    const int quads[6][4] = {{0, 1, 3, 2}, {4, 6, 7, 5}, {0, 4, 5, 1}, {2, 3, 7, 6}, {0, 2, 6, 4}, {1, 5, 7, 3}};
-    for (const auto& q : quads)
-      obj += "f " + std::to_string(8 * g + 1 + q[0]) + " " + std::to_string(8 * g + 1 + q[1]) + " " + std::to_string(8 * g + 1 + q[2]) +
-             " " + std::to_string(8 * g + 1 + q[3]) + "\n";
-  }
-  write_text(dir / "parts.obj", obj);
+  write_text(dir / "parts.obj", grouped_boxes_obj(1));
   const std::string pack = (binary_dir() / "tessera-pack").string() + " " + shell_word(dir / "parts.obj") + " -o ";
   ASSERT_EQ(run_command(pack + shell_word(dir / "groups.tpk") + " --keep-obj-groups").exit_code, 0);
   ASSERT_EQ(run_command(pack + shell_word(dir / "flat.tpk")).exit_code, 0);

@@ -70,18 +70,7 @@ TEST(InstancedVct, IdentityInstancesRenderTheFlattenedImage) {
   TempDir dir("vct_groups");
   std::string obj;
   obj += "v -4 -1 -3\nv 6 -1 -3\nv 6 -1 3\nv -4 -1 3\ng floor\nf 1 3 2\nf 1 4 3\n";
-  for (int g = 0; g < 3; ++g) {
-    obj += "g part" + std::to_string(g) + "\n";
-    const float x = 1.5f * float(g), s = 0.4f + 0.2f * float(g);
-    for (int c = 0; c < 8; ++c)
-      obj += "v " + std::to_string(x + ((c & 1) ? s : -s)) + " " + std::to_string((c & 2) ? s : -s) + " " +
-             std::to_string((c & 4) ? s : -s) + "\n";
-    const int quads[6][4] = {{0, 1, 3, 2}, {4, 6, 7, 5}, {0, 4, 5, 1}, {2, 3, 7, 6}, {0, 2, 6, 4}, {1, 5, 7, 3}};
-    const int base = 5 + 8 * g;
-    for (const auto& q : quads)
-      obj += "f " + std::to_string(base + q[0]) + " " + std::to_string(base + q[1]) + " " + std::to_string(base + q[2]) + " " +
-             std::to_string(base + q[3]) + "\n";
-  }
+  obj += grouped_boxes_obj(5);  // after the floor's four vertices
   write_text(dir / "parts.obj", obj);
   const std::string pack = (binary_dir() / "tessera-pack").string() + " " + shell_word(dir / "parts.obj") + " -o ";
   ASSERT_EQ(run_command(pack + shell_word(dir / "groups.tpk") + " --keep-obj-groups").exit_code, 0);
