@@ -1,5 +1,4 @@
 #include "scene-packer/quantizer.h"
-#include "scene-packer/triangle_order.h"
 
 #include <algorithm>
 #include <bit>
@@ -12,6 +11,7 @@
 #include "common/scene/normal_table.h"
 #include "common/scene/vertex_records.h"
 #include "kernels/scene/scene_view.h"
+#include "scene-packer/triangle_order.h"
 
 namespace tessera::pack {
 namespace {

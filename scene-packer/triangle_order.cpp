@@ -18,8 +18,7 @@ uint64_t spread_bits(uint64_t v) {
   return v;
 }
 
-}  // namespace
-
+// The 63-bit Morton code of a point's cell in a 2^21 grid over [lo, hi] on each axis (clamped).
 uint64_t morton_code(const float p[3], const float lo[3], const float hi[3]) {
   uint64_t code = 0;
   for (int a = 0; a < 3; ++a) {
@@ -30,6 +29,8 @@ uint64_t morton_code(const float p[3], const float lo[3], const float hi[3]) {
   }
   return code;
 }
+
+}  // namespace
 
 void order_triangles(const TriangleMesh& mesh, const std::vector<uint32_t>& object_of, std::vector<uint32_t>& triangles) {
   float lo[3], hi[3];

@@ -14,7 +14,4 @@ namespace tessera::pack {
 // for a scene of one mesh. Deterministic: ties keep their input order.
 void order_triangles(const TriangleMesh& mesh, const std::vector<uint32_t>& object_of, std::vector<uint32_t>& triangles);
 
-// The 63-bit Morton code of a point's cell in a 2^21 grid over [lo, hi] on each axis (clamped).
-uint64_t morton_code(const float p[3], const float lo[3], const float hi[3]);
-
 }  // namespace tessera::pack

@@ -27,10 +27,10 @@ bool narrow_leaf_lists_fit(std::span<const uint32_t> dfs_nodes, std::span<const 
     }
     const uint32_t count = kd_leaf_count(w0);
     if (count > TS_KD_NARROW_MAX_LEAF_COUNT || (count == 1 && w1 > TS_KD_LIST_BASE_MASK)) return false;
-    if (count > 1 && (w1 > leaf_refs.size() || count > leaf_refs.size() - w1)) return false;  // not a leaf traversal reaches
-    if (count > 1)
-      for (uint32_t t : leaf_refs.subspan(w1, count))
-        if (t > TS_KD_LIST_BASE_MASK) return false;
+    if (count <= 1) continue;
+    if (w1 > leaf_refs.size() || count > leaf_refs.size() - w1) return false;  // not a leaf traversal reaches
+    for (uint32_t t : leaf_refs.subspan(w1, count))
+      if (t > TS_KD_LIST_BASE_MASK) return false;
   }
   return true;
 }

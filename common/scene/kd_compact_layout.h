@@ -9,15 +9,15 @@
 
 namespace tessera {
 
+// Whether a validated .tpk tree can take narrow lists: no leaf of more than
+// TS_KD_NARROW_MAX_LEAF_COUNT triangles, no triangle index beyond TS_KD_LIST_BASE_MASK.
+bool narrow_leaf_lists_fit(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs);
+
 // From a validated .tpk node array and its leaf lists (PackedScene checked them); the result needs
 // no leaf lists of its own. narrow: every list holds its triangles as 8-, 16- or 32-bit differences
 // from its lowest (kd_list_triangle; traversal then needs TS_SCENE_NARROW_LEAF_LISTS). Throws Error
 // when the tree needs more than TS_KD_COMPACT_MAX_NODE_INDEX slots (or, narrow, when the lists do not
 // fit: narrow_leaf_lists_fit).
-// Whether a validated .tpk tree can take narrow lists: no leaf of more than
-// TS_KD_NARROW_MAX_LEAF_COUNT triangles, no triangle index beyond TS_KD_LIST_BASE_MASK.
-bool narrow_leaf_lists_fit(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs);
-
 std::vector<uint32_t> make_compact_kd_nodes(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs,
                                             bool narrow = false);
 

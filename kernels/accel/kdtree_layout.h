@@ -34,9 +34,9 @@
  *   16 or 32 bits each (code 1, 2, 3: the narrowest their largest fits), packed from the low bits up
  *   in a stream that begins in word0 bits 16-31 (8- and 16-bit differences; 32-bit ones begin after
  *   the slot) and goes on in the words after the slot, so one decode serves every leaf without a
- *   branch (kd_list_triangle), and a leaf of up to three triangles takes one slot. The packer numbers triangles in the order the compact
- *   tree's leaves first meet them, so most leaves take 8 bits a triangle (a quarter of a list's
- *   bytes), which lets the compact tree have smaller leaves.
+ *   branch (kd_list_triangle), and a leaf of up to three triangles takes one slot. The packer numbers
+ *   nearby triangles close together (scene-packer/triangle_order.h), so most leaves take 8 bits a
+ *   triangle (a quarter of a list's bytes), which lets the compact tree have smaller leaves.
  *
  * Blocked ("blocked", built at load time from the depth-first tree by common/scene/kd_blocked_layout.cpp,
  * selected with TESSERA_KD_LAYOUT=blocked and compiled with -D TS_KD_LAYOUT_BLOCKED=1): the slots are

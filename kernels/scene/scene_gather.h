@@ -22,10 +22,10 @@ TS_FN void scene_gather_triangles(const SceneView* scene, const uint* tris, Tria
     uint q[3][3][TS_SIMD_LANES];
     for (k = 0u; k < 3u; ++k)
       for (i = 0u; i < TS_SIMD_LANES; ++i) {
-        uint2 w = ts_load_uint2(scene->quantized_vertices, vertex[k][i]);
-        q[k][0][i] = w.x & 0x1FFFFFu;
-        q[k][1][i] = (w.x >> 21) | ((w.y & 0x3FFu) << 11);
-        q[k][2][i] = w.y >> 10;
+        uint4 a = scene_unpack_21_21_22(ts_load_uint2(scene->quantized_vertices, vertex[k][i]));
+        q[k][0][i] = a.x;
+        q[k][1][i] = a.y;
+        q[k][2][i] = a.z;
       }
     for (k = 0u; k < 3u; ++k) {
       ts_floatv step = ts_simd_splat(scene->position_step);
@@ -46,7 +46,8 @@ TS_FN void scene_gather_triangles(const SceneView* scene, const uint* tris, Tria
           offsets[k][i] = w.x;
           cell_k[k][i] = w.y & 0xFFFFu; /* the cell index, for now */
         } else { /* absolute coordinates, cell * 1024 + offset (scene_decode_cell_vertex) */
-          uint x = w.x & 0x1FFFFFu, y = (w.x >> 21) | ((w.y & 0x3FFu) << 11), z = w.y >> 10;
+          uint4 a = scene_unpack_21_21_22(w);
+          uint x = a.x, y = a.y, z = a.z;
           offsets[k][i] = (x & 1023u) | ((y & 1023u) << 10) | ((z & 1023u) << 20);
           cell_ij[k][i] = (x >> 10) | ((y >> 10) << 16);
           cell_k[k][i] = z >> 10;

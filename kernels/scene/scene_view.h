@@ -17,8 +17,8 @@
  * its normal index in normal_indices: the absolute quantized coordinate on each axis (21, 21 and 22
  * bits, scene_pack_absolute_vertex; scene_absolute_coordinate: cell * 1023 + offset in files of the
  * linear decode, the very integer the decode converts, else cell * 1024 + offset), derived at load from
- * the .tpk's offsets and cell table, so the triangle test decodes with no load beyond the vertex's own. Grids too large for
- * that (TS_SCENE_WIDE_CELLS) keep the .tpk's 8-byte vertex (offsets; cell index | normal index << 16)
+ * the .tpk's offsets and cell table, so the triangle test decodes with no load beyond the vertex's
+ * own. Grids too large for that (TS_SCENE_WIDE_CELLS) keep the .tpk's 8-byte vertex (offsets; cell index | normal index << 16)
  * and its two-word cell table (cells). Either way the triangle test decodes with
  * decode_quantized_position, the very function the load-time decode runs, so both profiles see
  * bit-identical positions. */
@@ -205,14 +205,22 @@ TS_FN uint2 scene_pack_triangle(uint v0, uint v1, uint v2) {
   return w;
 }
 
+/* The three fields of two words packed as scene_pack_triangle and scene_pack_absolute_vertex pack
+ * them (21, 21 and 22 bits) in x, y, z (w is 0). */
+TS_FN uint4 scene_unpack_21_21_22(uint2 w) {
+  uint4 v;
+  v.x = w.x & 0x1FFFFFu;
+  v.y = (w.x >> 21) | ((w.y & 0x3FFu) << 11);
+  v.z = w.y >> 10;
+  v.w = 0u;
+  return v;
+}
+
 /* The vertex indices of triangle tri in x, y, z (w is 0). */
 TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
   uint4 v;
   if (scene_flags(scene) & TS_SCENE_PACKED_TRIANGLES) {
-    uint2 w = ts_load_uint2(scene->triangles, tri);
-    v.x = w.x & 0x1FFFFFu;
-    v.y = (w.x >> 21) | ((w.y & 0x3FFu) << 11);
-    v.z = w.y >> 10;
+    v = scene_unpack_21_21_22(ts_load_uint2(scene->triangles, tri));
     if (scene_flags(scene) & TS_SCENE_TRIANGLE_BASES) {
       uint base = scene->triangle_bases[tri >> TS_TRIANGLE_BLOCK_SHIFT];
       v.x += base;
@@ -257,7 +265,8 @@ TS_FN float3 scene_decode_cell_vertex(const SceneView* scene, uint2 words) {
     cell_ij = c.x;
     cell_k = c.y & 0xFFFFu;
   } else {
-    uint x = words.x & 0x1FFFFFu, y = (words.x >> 21) | ((words.y & 0x3FFu) << 11), z = words.y >> 10;
+    uint4 a = scene_unpack_21_21_22(words);
+    uint x = a.x, y = a.y, z = a.z;
     if (scene_flags(scene) & TS_SCENE_LINEAR_POSITIONS)
       return make_float3(decode_linear_axis(x, scene->anchor_x, scene->position_step),
                          decode_linear_axis(y, scene->anchor_y, scene->position_step),
