@@ -645,8 +645,13 @@ TEST(KdTree, NarrowListsTakeTheWidthTheirSpanNeeds) {
     EXPECT_EQ(nodes[1] >> TS_KD_LIST_WIDTH_SHIFT, c.code);
     std::vector<uint32_t> sorted = c.list, decoded;
     std::sort(sorted.begin(), sorted.end());
-    for (uint32_t i = 0; i < c.list.size(); ++i) decoded.push_back(kd_list_triangle(nodes.data() + 1, nodes[1], i));
+    for (uint32_t i = 0; i < c.list.size(); ++i) decoded.push_back(kd_list_triangle(nodes.data() + 1, nodes[0], nodes[1], i));
     EXPECT_EQ(decoded, sorted);
+    // read in order, as the traversal's loop reads it
+    std::vector<uint32_t> in_order;
+    KdList list = kd_list_begin(nodes.data() + 1, nodes[0], nodes[1]);
+    for (uint32_t i = 0; i < c.list.size(); ++i) in_order.push_back(kd_list_next(&list, i));
+    EXPECT_EQ(in_order, sorted);
   }
   const std::vector<uint32_t> pair = {kd_make_leaf_word0(2), 0}, single = {kd_make_leaf_word0(1), 1u << 30};
   const std::vector<uint32_t> too_large = {1u << 30, 0};
@@ -663,7 +668,7 @@ TEST(KdTree, NarrowListsTakeTheWidthTheirSpanNeeds) {
   EXPECT_TRUE(narrow_leaf_lists_fit(fits, many));
   const std::vector<uint32_t> nodes = make_compact_kd_nodes(fits, many, true);
   EXPECT_EQ(kd_narrow_leaf_count(nodes[0]), 16383u);
-  EXPECT_EQ(kd_list_triangle(nodes.data() + 1, nodes[1], 16382), 16382u);
+  EXPECT_EQ(kd_list_triangle(nodes.data() + 1, nodes[0], nodes[1], 16382), 16382u);
 }
 
 // Subtrees build on as many threads as the options allow; the bytes never depend on how many.

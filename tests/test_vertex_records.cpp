@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "common/render/scene_uploads.h"
 #include "common/scene/packed_scene.h"
 #include "common/scene/vertex_records.h"
 #include "scene-packer/packer.h"
@@ -115,6 +116,39 @@ TEST(PackedTriangles, IndicesRoundTripInBothWidths) {
       EXPECT_EQ(i.z, full[3 * t + 2]) << t;
     }
   }
+}
+
+// The compact profile's 6-byte triangles (TS_SCENE_SHORT_TRIANGLES): offsets of 16 bits from each
+// block's lowest index give back the very indices; a block spanning 2^16 vertices or more keeps the
+// triangles as they were (nothing written).
+TEST(ShortTriangles, IndicesRoundTripAndABlockTooWideIsRefused) {
+  std::vector<uint32_t> indices;
+  for (uint32_t t = 0; t < 3 * TS_TRIANGLE_BLOCK + 5; ++t) {  // four blocks, the last one short
+    const uint32_t base = 1000000u + 7u * t;
+    indices.insert(indices.end(), {base, base + 0xFFFFu - 7u * (t % TS_TRIANGLE_BLOCK), base + 3u});
+  }
+  std::vector<uint32_t> words, bases;
+  ASSERT_TRUE(short_triangle_indices(indices, words, bases));
+  const uint32_t triangles = uint32_t(indices.size() / 3);
+  EXPECT_EQ(words.size(), triangles + (triangles + 1) / 2);  // 6 bytes a triangle, padded to a word
+  EXPECT_EQ(bases.size(), 4u);
+  SceneView view{};
+  view.flags = TS_SCENE_SHORT_TRIANGLES | TS_SCENE_TRIANGLE_BASES;
+  view.triangle_count = triangles;
+  view.triangles = words.data();
+  view.triangle_bases = bases.data();
+  for (uint32_t t = 0; t < triangles; ++t) {
+    const uint4 i = scene_triangle_indices(&view, t);
+    EXPECT_EQ(i.x, indices[3 * t]) << t;
+    EXPECT_EQ(i.y, indices[3 * t + 1]) << t;
+    EXPECT_EQ(i.z, indices[3 * t + 2]) << t;
+  }
+  std::vector<uint32_t> too_wide = indices;
+  too_wide[3 * (2 * TS_TRIANGLE_BLOCK) + 1] += 0x10000u;  // the third block spans 2^16 + 3 vertices
+  std::vector<uint32_t> untouched_words = {42}, untouched_bases = {43};
+  EXPECT_FALSE(short_triangle_indices(too_wide, untouched_words, untouched_bases));
+  EXPECT_EQ(untouched_words, std::vector<uint32_t>{42});
+  EXPECT_EQ(untouched_bases, std::vector<uint32_t>{43});
 }
 
 }  // namespace

@@ -75,6 +75,26 @@ void window_vertices(std::span<const uint32_t> triangles, std::span<const uint32
 
 }  // namespace
 
+bool short_triangle_indices(std::span<const uint32_t> indices, std::vector<uint32_t>& words, std::vector<uint32_t>& bases) {
+  const size_t triangles = indices.size() / 3;
+  // triangles words, then triangles ushorts, padded to a word
+  std::vector<uint32_t> out(triangles + (triangles + 1) / 2), base_of((triangles + TS_TRIANGLE_BLOCK - 1) / TS_TRIANGLE_BLOCK);
+  uint16_t* third = reinterpret_cast<uint16_t*>(out.data() + triangles);
+  for (size_t b = 0; b < base_of.size(); ++b) {
+    const size_t first = b * TS_TRIANGLE_BLOCK, end = std::min(triangles, first + TS_TRIANGLE_BLOCK);
+    const auto [lo, hi] = std::minmax_element(indices.begin() + 3 * first, indices.begin() + 3 * end);
+    if (*hi - *lo > TS_SHORT_TRIANGLE_MAX_SPAN) return false;
+    base_of[b] = *lo;
+    for (size_t t = first; t < end; ++t) {
+      out[t] = (indices[3 * t] - *lo) | ((indices[3 * t + 1] - *lo) << 16);
+      third[t] = uint16_t(indices[3 * t + 2] - *lo);
+    }
+  }
+  words = std::move(out);
+  bases = std::move(base_of);
+  return true;
+}
+
 SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layout, SceneMemory memory) {
   const SceneView view = scene.host_view(memory);
   const bool cell_vertices = view.flags & TS_SCENE_CELL_VERTICES;
@@ -85,7 +105,10 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
   if (kd_layout.blocked) constants.flags &= ~TS_SCENE_NARROW_LEAF_LISTS;  // built from the .tpk's 32-bit lists
   // 8 bytes a triangle where the scene has few enough vertices, else 12 as in the .tpk
   // (the compact profile's larger scenes: 8 with a base vertex a block of triangles, where that holds them)
-  const bool small = scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
+  // The compact profile: 6 bytes where every block of triangles spans fewer than 2^16 vertices.
+  const bool short_triangles =
+      cell_vertices && short_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES), packed_triangles, triangle_bases);
+  const bool small = !short_triangles && scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
   if (small) packed_triangles = packed_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES));
   std::span<const uint8_t> vertex_words = as_bytes(scene.compact_vertices());
   std::span<const uint8_t> texcoords_q = scene.section(tpk::TEXCOORDS_QUANTIZED);
@@ -93,7 +116,7 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
   const bool wide = cell_vertices && scene.compact_cells_wide();
   std::span<const uint8_t> normal_indices = wide ? std::span<const uint8_t>() : as_bytes(scene.normal_indices());
   bool based = false;
-  if (!small && cell_vertices) {
+  if (!small && !short_triangles && cell_vertices) {
     std::vector<uint32_t> triangles;
     window_vertices(scene.section_as<uint32_t>(tpk::TRIANGLES), scene.compact_vertices(),
                     scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED),
@@ -106,9 +129,10 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
       if (!normal_indices.empty()) normal_indices = as_bytes(windowed_normal_indices);
     }
   }
-  const bool pack = small || based;
-  if (pack) constants.flags |= TS_SCENE_PACKED_TRIANGLES;
-  if (based) constants.flags |= TS_SCENE_TRIANGLE_BASES;
+  const bool pack = small || based || short_triangles;
+  if (small || based) constants.flags |= TS_SCENE_PACKED_TRIANGLES;
+  if (based || short_triangles) constants.flags |= TS_SCENE_TRIANGLE_BASES;
+  if (short_triangles) constants.flags |= TS_SCENE_SHORT_TRIANGLES;
   const std::vector<uint16_t>& table = scene.normal_table();
   const std::span<const uint8_t> none;
   // Scene buffers in TS_SCENE_PARAMS order; absent sections become empty placeholders.

@@ -210,7 +210,7 @@ TS_FN void kd_traverse_packet(const SceneView* scene, const KdPacket* rays, int 
       ts_intv mask = (t0 <= t1) & s.alive;
       if (ts_simd_any(mask)) {
         for (i = 0u; i < count; ++i)
-          kd_packet_test(scene, &s, kd_list_triangle(tris, first, i), mask, found, hits);
+          kd_packet_test(scene, &s, kd_list_triangle(tris, words.x, first, i), mask, found, hits);
         if (any_hit && !kd_packet_still_looking(&s, found)) return;
       }
     }

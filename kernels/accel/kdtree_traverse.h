@@ -130,8 +130,8 @@ TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint 
 /* Tests refs[0, n), 1 <= n <= TS_SIMD_LANES, at once; the closest hit wins and, among equal t, the
  * lowest triangle index: exactly what testing them one by one with kd_test_triangle gives. */
 /* Tests triangles [start, start + n) of the list at refs (first: kd_list_triangle's), 1 <= n <= TS_SIMD_LANES. */
-TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray, TS_GLOBAL const uint* refs, uint first,
-                                 uint start, uint n, float tmin, float* best, Hit* hit) {
+TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray, TS_GLOBAL const uint* refs, uint word0,
+                                 uint first, uint start, uint n, float tmin, float* best, Hit* hit) {
   TriangleBatch batch;
   uint tris[TS_SIMD_LANES];
   int ok[TS_SIMD_LANES];
@@ -141,7 +141,7 @@ TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray,
   int found = 0;
   TS_KD_COUNT(triangle, n);
   /* lanes from n on repeat the first triangle so their arithmetic stays finite (ignored below) */
-  for (i = 0u; i < TS_SIMD_LANES; ++i) tris[i] = kd_list_triangle(refs, first, start + (i < n ? i : 0u));
+  for (i = 0u; i < TS_SIMD_LANES; ++i) tris[i] = kd_list_triangle(refs, word0, first, start + (i < n ? i : 0u));
   scene_gather_triangles(scene, tris, &batch);
   ts_simd_store_int(triangle_intersect_simd(ray, &batch, tmin, *best, &tv, &uv, &vv), ok);
   ts_simd_store(tv, t);
@@ -391,12 +391,14 @@ TS_FN int kd_traverse(const SceneView* scene, float3 org, float3 dir, float tmin
       if (leaf && count > 1u)
         for (; i < count; i += TS_SIMD_LANES) {
           uint n = count - i < TS_SIMD_LANES ? count - i : TS_SIMD_LANES;
-          found |= kd_test_triangles_simd(scene, &ray, refs, first, i, n, tmin, &best, hit);
+          found |= kd_test_triangles_simd(scene, &ray, refs, words.x, first, i, n, tmin, &best, hit);
           if (any_hit && found) return 1;
         }
 #endif
+      /* read in order from i = 0 (the CPU's batches above take a leaf's triangles whole) */
+      KdList list = kd_list_begin(refs, words.x, first);
       for (; i < count; ++i) {
-        found |= kd_test_triangle(scene, &ray, kd_list_triangle(refs, first, i), tmin, &best, hit);
+        found |= kd_test_triangle(scene, &ray, kd_list_next(&list, i), tmin, &best, hit);
         if (any_hit && found) return 1;
       }
       if (leaf) {

@@ -62,6 +62,14 @@
  * host (position_decoding, common/scene/vertex_records.h) and passed in the SceneView, so every
  * backend multiplies by the very same float. */
 #define TS_SCENE_LINEAR_POSITIONS 2048u
+/* The compact profile's 6-byte triangles (with TS_SCENE_TRIANGLE_BASES): each block of
+ * TS_TRIANGLE_BLOCK triangles spans fewer than 2^16 vertices from its base, so a triangle is three
+ * 16-bit offsets: the first two in one word of the triangle buffer, the third in the ushort array
+ * that follows the triangle_count words (two loads, both aligned). The packer numbers vertices in
+ * the order triangles first use them, and triangles along a Morton curve, so a block's vertices lie
+ * close: Crytek Sponza's blocks span at most 17,813 vertices. */
+#define TS_SCENE_SHORT_TRIANGLES 4096u
+#define TS_SHORT_TRIANGLE_MAX_SPAN 0xFFFFu
 #if !defined(TS_DEVICE_OPENCL) || defined(TS_SCENE_INSTANCED_BUILD)
 #define TS_SCENE_INSTANCE_FIELDS 1
 #endif
@@ -219,7 +227,14 @@ TS_FN uint4 scene_unpack_21_21_22(uint2 w) {
 /* The vertex indices of triangle tri in x, y, z (w is 0). */
 TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
   uint4 v;
-  if (scene_flags(scene) & TS_SCENE_PACKED_TRIANGLES) {
+  if (scene_flags(scene) & TS_SCENE_SHORT_TRIANGLES) {
+    uint pair = scene->triangles[tri];
+    uint third = ((TS_GLOBAL const ushort*)(scene->triangles + scene->triangle_count))[tri];
+    uint base = scene->triangle_bases[tri >> TS_TRIANGLE_BLOCK_SHIFT];
+    v.x = base + (pair & 0xFFFFu);
+    v.y = base + (pair >> 16);
+    v.z = base + third;
+  } else if (scene_flags(scene) & TS_SCENE_PACKED_TRIANGLES) {
     v = scene_unpack_21_21_22(ts_load_uint2(scene->triangles, tri));
     if (scene_flags(scene) & TS_SCENE_TRIANGLE_BASES) {
       uint base = scene->triangle_bases[tri >> TS_TRIANGLE_BLOCK_SHIFT];
