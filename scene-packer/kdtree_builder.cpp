@@ -39,6 +39,7 @@
 #include "common/base/error.h"
 #include "scene-packer/kdtree_inner_refs.h"
 #include "scene-packer/kdtree_layout_writer.h"
+#include "scene-packer/kdtree_prune.h"
 #include "scene-packer/kdtree_sah.h"
 #include "scene-packer/kdtree_stats.h"
 
@@ -88,12 +89,17 @@ PackedKdTree build_kdtree(std::span<const float> positions, std::span<const uint
   costs.empty_bonus = options.empty_bonus;
   const kd::Tree tree = kd::build_sah_tree(mesh, mesh_bounds(mesh), costs, kd::default_max_depth(mesh.triangle_count()),
                                            options.threads, build_progress);
-  auto pack = [](const kd::Tree& t) {
+  // each variant pruned to the byte budget (where there is one) before it is laid out
+  kd::PruneOptions prune;
+  prune.bytes_per_triangle = options.byte_budget_per_triangle;
+  auto lay_out = [](const kd::Tree& t, size_t merges) {
     PackedKdTree out;
     kd::write_layout(t, &out);
     out.stats = kd::tree_stats(t);
+    out.stats.pruning_merges = merges;
     return out;
   };
+  auto pack = [&](kd::Tree& t) { return lay_out(t, kd::prune_to_budget(t, mesh, prune)); };
   // The variants with inner references (one and two a node) are built at once, the plain tree's
   // layout beside them; the smallest wins, in the fixed order below.
   const uint32_t max_refs = options.variant == KdVariant::Seo ? 2 : options.variant == KdVariant::Choi ? 1 : 0;
@@ -109,7 +115,13 @@ PackedKdTree build_kdtree(std::span<const float> positions, std::span<const uint
       kd::add_inner_references(with_refs_tree, mesh, refs);
       return pack(with_refs_tree);
     }));
-  PackedKdTree best = pack(tree);
+  PackedKdTree best;
+  if (prune.bytes_per_triangle > 0.0) {
+    kd::Tree plain = tree;
+    best = pack(plain);
+  } else {
+    best = lay_out(tree, 0);
+  }
   for (auto& candidate_future : with_refs) {
     PackedKdTree candidate = candidate_future.get();
     if (packed_bytes(candidate) <= packed_bytes(best)) best = std::move(candidate);

@@ -19,6 +19,9 @@ struct KdBuildOptions {
   float tau_occupancy = 0.5f;  // see kdtree_builder.cpp for the exact meaning
   float tau_frequency = 0.4f;
   uint32_t max_path_references = 8;  // references on inner nodes along any root-to-leaf path
+  // Prune the built tree to at most this many bytes a triangle in the compact device layout
+  // (scene-packer/kdtree_prune.h: the compact scene-memory profile's tree); 0: no pruning.
+  double byte_budget_per_triangle = 0.0;
   unsigned threads = 0;  // at most this many threads build at once (0: one a core); the output is the same bytes for any count
   std::function<void(double fraction)> progress;  // optional; called from the building threads, one at a time
 };
@@ -32,6 +35,7 @@ struct KdTreeStats {
   uint64_t inner_references = 0;  // triangle references held by inner nodes
   uint32_t max_depth = 0;
   double sah_cost = 0.0;          // expected cost of a random ray, relative to the root box
+  uint64_t pruning_merges = 0;    // leaves merged to fit KdBuildOptions::byte_budget_per_triangle
 };
 
 struct PackedKdTree {

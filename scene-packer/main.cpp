@@ -102,11 +102,18 @@ int main(int argc, char** argv) {
                  "sooner (fewer triangle tests, more inner steps)")
       ->capture_default_str()->check(CLI::Range(0.0, 0.9));
   app.add_option("--compact-sah-traversal-cost", options.compact_traversal_cost,
-                 "SAH traversal cost of the second kd-tree, the compact scene-memory profile's (larger leaves, fewer bytes;\n"
-                 "docs/scene-memory.md); 0: none (that profile then traverses the first tree)")
+                 "SAH traversal cost the second kd-tree, the compact scene-memory profile's, is built with before it is\n"
+                 "pruned to --compact-tree-budget (docs/scene-memory.md); 0: none (that profile then traverses the first tree)")
       ->capture_default_str()->check(CLI::Range(0.0, 64.0));
+  app.add_option("--compact-sah-empty-bonus", options.compact_empty_bonus,
+                 "SAH empty-space bonus of the compact profile's kd-tree (as --sah-empty-bonus)")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.9));
+  app.add_option("--compact-tree-budget", options.compact_tree_budget,
+                 "Bytes a triangle the compact profile's kd-tree may take on a device (nodes and narrow leaf lists): the\n"
+                 "tree is pruned, cells few rays reach first, until it fits; 0: not pruned")
+      ->capture_default_str()->check(CLI::Range(0.0, 1024.0));
   app.add_flag("--paper-tables", options.paper_tables,
-               "Also build the standard, Choi and Seo trees at the compact tree's cost and report the kd-tree and\n"
+               "Also build the standard, Choi and Seo trees at SAH cost 2.75 and report the kd-tree and\n"
                "scene-compression tables of Seo et al. 2022 (Tables 5a, 5b, 6) in --json's paper_tables");
   app.add_flag("--instances", options.instances,
                "Pack a glTF's meshes as objects (each its own kd-tree in object space, stored once however often it is\n"

@@ -175,6 +175,8 @@ PackReport pack_scene(const PackOptions& options) {
   KdBuildOptions kd_options = options.kdtree;
   KdBuildOptions compact_options = kd_options;
   compact_options.traversal_cost = options.compact_traversal_cost;
+  compact_options.empty_bonus = options.compact_empty_bonus;
+  compact_options.byte_budget_per_triangle = options.compact_tree_budget;
   // Both trees build at once; one bar shows their mean progress.
   std::optional<ProgressBar> bar;
   std::mutex bar_mutex;
@@ -206,6 +208,8 @@ PackReport pack_scene(const PackOptions& options) {
     compact_tree = compact_future.get();
     report.compact_kdtree = compact_tree->stats;
     report.compact_traversal_cost = options.compact_traversal_cost;
+    report.compact_empty_bonus = options.compact_empty_bonus;
+    report.compact_tree_budget = options.compact_tree_budget;
     report.compact_kdtree_file_bytes = 4 * (compact_tree->nodes.size() + compact_tree->leaf_refs.size());
   }
   if (bar) {
@@ -213,8 +217,7 @@ PackReport pack_scene(const PackOptions& options) {
     kd_options.progress = nullptr;
   }
   if (options.paper_tables)
-    report.paper_tables = paper_tables(q, kd_options, options.compact_traversal_cost > 0 ? options.compact_traversal_cost
-                                                                                          : kd_options.traversal_cost);
+    report.paper_tables = paper_tables(q, kd_options, kPaperTablesTraversalCost);
   report.seconds_kdtree = seconds_since(t);
   report.kdtree = tree.stats;
 
@@ -381,6 +384,9 @@ nlohmann::json compact_tree_json(const PackReport& r) {
   if (!r.compact_kdtree) return nullptr;
   nlohmann::json j = kd_tree_stats_json(*r.compact_kdtree);
   j["sah_traversal_cost"] = r.compact_traversal_cost;
+  j["sah_empty_bonus"] = r.compact_empty_bonus;
+  j["budget_bytes_per_triangle"] = r.compact_tree_budget;
+  j["pruning_merges"] = r.compact_kdtree->pruning_merges;
   j["file_bytes"] = r.compact_kdtree_file_bytes;
   return j;
 }

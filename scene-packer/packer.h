@@ -15,10 +15,18 @@
 
 namespace tessera::pack {
 
-// The compact profile's SAH traversal cost: the lowest, in steps of 0.25, that keeps Crytek Sponza's
-// mesh + kd-tree in that profile at or under 30 bytes a triangle on the device (absolute vertices,
-// triangles in Morton order and narrow leaf lists beginning in the leaf's word: 29.9 at 2.75, 31.5 at 2.5).
-inline constexpr double kDefaultCompactTraversalCost = 2.75;
+// The compact profile's tree (docs/scene-memory.md): built with small leaves and much empty space
+// cut off (SAH traversal cost 2.0, empty-space bonus 0.2), then pruned to 15 bytes a triangle in the
+// device's compact layout (scene-packer/kdtree_prune.h), where rays rarely go first. Crytek Sponza:
+// mesh + kd-tree 29.7 bytes a triangle in that profile. On the lent H200 this traced more rays than
+// any tree built whole at the same bytes, or pruned from other builds (2.25 / 0.1, 2.0 / 0.1, 1.75 /
+// 0.2, 2.0 / 0.3; docs/scene-memory.md).
+inline constexpr double kDefaultCompactTraversalCost = 2.0;
+inline constexpr double kDefaultCompactEmptyBonus = 0.2;
+inline constexpr double kDefaultCompactTreeBudget = 15.0;
+// The SAH cost the paper's tables build their three variants at (--paper-tables): one cost for all
+// three, as in the paper; the tables in the README and docs/scene-memory.md are at this cost.
+inline constexpr double kPaperTablesTraversalCost = 2.75;
 
 struct PackOptions {
   std::filesystem::path input;
@@ -30,9 +38,12 @@ struct PackOptions {
   QuantizeOptions quantize;
   KdBuildOptions kdtree;
   // The compact scene-memory profile's tree (KD_NODES_COMPACT, docs/scene-memory.md): kdtree's
-  // options with this SAH traversal cost (larger leaves, fewer bytes); 0: none (that profile then
-  // traverses the first tree).
+  // options with this SAH traversal cost and empty-space bonus, pruned to compact_tree_budget bytes a
+  // triangle (0: not pruned); a traversal cost of 0: no compact tree (that profile then traverses
+  // the first tree).
   double compact_traversal_cost = kDefaultCompactTraversalCost;
+  double compact_empty_bonus = kDefaultCompactEmptyBonus;
+  double compact_tree_budget = kDefaultCompactTreeBudget;
   // Also build the standard, Choi and Seo trees at both costs for the paper's tables (Seo et al.
   // 2022, Tables 5 and 6): PackReport::paper_tables.
   bool paper_tables = false;
@@ -60,7 +71,7 @@ struct PackReport {
   KdTreeStats kdtree;
   std::optional<KdTreeStats> compact_kdtree;  // the compact profile's own tree, where built
   uint64_t compact_kdtree_file_bytes = 0;     // its nodes and leaf lists in the file's layout
-  double compact_traversal_cost = 0;
+  double compact_traversal_cost = 0, compact_empty_bonus = 0, compact_tree_budget = 0;
   // Device memory of the written scene in each profile (common/render/scene_uploads.h, the default
   // node layout): every buffer, and the mesh + kd-tree part ray traversal reads.
   struct ProfileBytes {

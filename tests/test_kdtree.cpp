@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -623,6 +625,83 @@ TEST(KdTree, NarrowLeafListsTakeFewerBytes) {
   expect_matches_brute_force(teapot(), random_rays(teapot(), 21, 1500), {{"cost 3", tree}});
 }
 
+// The triangle tests a ray through the root box makes on average by the SAH's probabilities (a node is
+// reached with its surface area over the root's): leaves' triangles and inner nodes' references.
+double expected_triangle_tests(const TestMesh& m, const PackedKdTree& t) {
+  std::array<float, 3> lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+  for (size_t i = 0; i < m.positions.size(); ++i) {
+    lo[i % 3] = std::min(lo[i % 3], m.positions[i]);
+    hi[i % 3] = std::max(hi[i % 3], m.positions[i]);
+  }
+  auto area = [](const std::array<float, 3>& a, const std::array<float, 3>& b) {
+    const double x = b[0] - a[0], y = b[1] - a[1], z = b[2] - a[2];
+    return 2.0 * (x * y + y * z + z * x);
+  };
+  const double root = area(lo, hi);
+  double tests = 0.0;
+  std::function<void(uint32_t, std::array<float, 3>, std::array<float, 3>)> walk = [&](uint32_t node, auto a, auto b) {
+    const uint32_t w0 = t.nodes[2 * node], w1 = t.nodes[2 * node + 1];
+    const double p = area(a, b) / root;
+    if (kd_node_kind(w0) == TS_KD_LEAF) {
+      tests += p * kd_leaf_count(w0);
+      return;
+    }
+    tests += p * kd_inner_ref_count(w0);
+    float split;
+    std::memcpy(&split, &w1, 4);
+    auto below_hi = b, above_lo = a;
+    below_hi[kd_node_kind(w0)] = split;
+    above_lo[kd_node_kind(w0)] = split;
+    walk(kd_dfs_below_child(node, w0), a, below_hi);
+    walk(kd_dfs_above_child(w0), above_lo, b);
+  };
+  walk(0, lo, hi);
+  return tests;
+}
+
+// A byte budget prunes the tree (scene-packer/kdtree_prune.h): its compact layout fits the budget,
+// it keeps more of the unpruned tree's speed than a tree built whole at a higher SAH cost to the same
+// bytes (fewer triangle tests a ray), every pruned tree still finds the brute-force hits, a budget the tree
+// already fits changes nothing, and the same input gives the same bytes.
+TEST(KdTree, ByteBudgetPrunesWhereFewRaysGo) {
+  for (const TestMesh* m : {&bunny(), &teapot()}) {
+    KdBuildOptions fine;
+    fine.traversal_cost = 2.0;
+    const PackedKdTree whole = build_kdtree(m->positions, m->triangles, fine);
+    auto compact_bytes = [](const PackedKdTree& t) {
+      return 4.0 * double(make_compact_kd_nodes(t.nodes, t.leaf_refs, /*narrow=*/true).size());
+    };
+    const double triangles = double(m->triangle_count());
+    const double budget = 0.75 * compact_bytes(whole) / triangles;
+    KdBuildOptions pruned_options = fine;
+    pruned_options.byte_budget_per_triangle = budget;
+    const PackedKdTree pruned = build_kdtree(m->positions, m->triangles, pruned_options);
+    EXPECT_LE(compact_bytes(pruned), budget * triangles) << m->name;
+    EXPECT_GT(compact_bytes(pruned), 0.9 * budget * triangles) << m->name;  // pruned only as far as needed
+    EXPECT_GT(pruned.stats.pruning_merges, 0u) << m->name;
+    // the SAH traversal cost that builds a whole tree of about the same bytes
+    PackedKdTree coarse;
+    for (double cost = 2.25; cost < 16.0; cost += 0.25) {
+      KdBuildOptions o;
+      o.traversal_cost = cost;
+      coarse = build_kdtree(m->positions, m->triangles, o);
+      if (compact_bytes(coarse) <= compact_bytes(pruned)) break;
+    }
+    EXPECT_LE(compact_bytes(coarse), compact_bytes(pruned)) << m->name;
+    // the triangle tests a random ray makes (SAH's probabilities): fewer in the pruned tree
+    EXPECT_LT(expected_triangle_tests(*m, pruned), 0.95 * expected_triangle_tests(*m, coarse)) << m->name;
+    expect_matches_brute_force(*m, random_rays(*m, 31, 1500), {{"pruned", pruned}});
+    const PackedKdTree again = build_kdtree(m->positions, m->triangles, pruned_options);
+    EXPECT_EQ(again.nodes, pruned.nodes) << m->name;
+    EXPECT_EQ(again.leaf_refs, pruned.leaf_refs) << m->name;
+    KdBuildOptions roomy = fine;
+    roomy.byte_budget_per_triangle = 2.0 * compact_bytes(whole) / triangles;
+    const PackedKdTree untouched = build_kdtree(m->positions, m->triangles, roomy);
+    EXPECT_EQ(untouched.nodes, whole.nodes) << m->name;
+    EXPECT_EQ(untouched.stats.pruning_merges, 0u) << m->name;
+  }
+}
+
 // A narrow list takes the narrowest differences its span fits, 8, 16 or 32 bits, beginning in its
 // leaf's word0, and gives back its triangles (sorted) through the one decode; a triangle beyond 2^30
 // or a leaf beyond 16,383 triangles cannot be narrow.
@@ -642,6 +721,8 @@ TEST(KdTree, NarrowListsTakeTheWidthTheirSpanNeeds) {
     const std::vector<uint32_t> dfs = {kd_make_leaf_word0(uint32_t(c.list.size())), 0};
     const std::vector<uint32_t> nodes = make_compact_kd_nodes(dfs, c.list, /*narrow=*/true);
     ASSERT_EQ(nodes.size(), 2 * size_t(c.slots)) << c.list[0];
+    const auto [lowest, highest] = std::minmax_element(c.list.begin(), c.list.end());
+    EXPECT_EQ(narrow_leaf_slots(uint32_t(c.list.size()), *highest - *lowest), c.slots) << c.list[0];
     EXPECT_EQ(nodes[1] >> TS_KD_LIST_WIDTH_SHIFT, c.code);
     std::vector<uint32_t> sorted = c.list, decoded;
     std::sort(sorted.begin(), sorted.end());

@@ -18,6 +18,14 @@ bool is_empty_leaf(std::span<const uint32_t> nodes, uint32_t node) {
 
 }  // namespace
 
+uint32_t narrow_leaf_slots(uint32_t count, uint32_t span) {
+  if (count <= 1) return count;
+  // the last difference's stream word k lies at the slot's word k + 1 (word0 for k = 0)
+  const uint32_t code = kd_list_width_code(span);
+  const uint32_t last_word = (kd_list_stream_bit(code, count - 2) + (4u << code) - 1) / 32;
+  return (2 + last_word + 1) / 2;
+}
+
 bool narrow_leaf_lists_fit(std::span<const uint32_t> dfs_nodes, std::span<const uint32_t> leaf_refs) {
   for (size_t n = 0; n < dfs_nodes.size() / 2; ++n) {
     const uint32_t w0 = dfs_nodes[2 * n], w1 = dfs_nodes[2 * n + 1];
