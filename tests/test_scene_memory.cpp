@@ -92,6 +92,64 @@ TEST_F(SceneMemoryHits, CrytekSponzaCompactFitsThirtyBytesATriangle) {
   EXPECT_GT(double(fast.mesh_tree_bytes) / scene.triangle_count(), 40.0);
 }
 
+// The compact profile's 6-byte triangles where the file's order spans 2^16 or more vertices in a block
+// of triangles: a vertex the first material's triangle and the last material's share lies some 67,000
+// vertices before the last one's others, so its vertices are laid out anew (a copy where the last use
+// lies too far back) and every triangle still has the very positions, texture coordinates and normals.
+TEST(SceneMemoryLayout, VerticesLaidOutAnewForShortTrianglesKeepEveryTriangle) {
+  TempDir dir("short_triangles");
+  std::string obj = "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0.25 0.5\nvn 0 0 1\n";
+  constexpr int kSide = 260;  // 67,600 vertices in the middle material
+  for (int j = 0; j < kSide; ++j)
+    for (int i = 0; i < kSide; ++i)
+      obj += "v " + std::to_string(2 + i * 0.01) + " " + std::to_string(j * 0.01) + " " + std::to_string(0.001 * ((i * j) % 7)) + "\n";
+  obj += "v 0 0 1\nv 1 0 1\n";
+  obj += "usemtl a\nf 1/1/1 2/1/1 3/1/1\nusemtl b\n";
+  for (int j = 0; j + 1 < kSide; ++j)
+    for (int i = 0; i + 1 < kSide; ++i) {
+      const int a = 4 + j * kSide + i;
+      obj += "f " + std::to_string(a) + " " + std::to_string(a + 1) + " " + std::to_string(a + kSide) + "\n";
+    }
+  const int last = 4 + kSide * kSide;
+  obj += "usemtl c\nf 1/1/1 " + std::to_string(last) + "/1/1 " + std::to_string(last + 1) + "/1/1\n";
+  testing::write_text(dir.path() / "m.mtl", "newmtl a\nKd 1 0 0\nnewmtl b\nKd 0 1 0\nnewmtl c\nKd 0 0 1\n");
+  testing::write_text(dir.path() / "far.obj", obj);
+  testing::pack_for_test(dir.path() / "far.obj", std::nullopt, dir.path() / "far.tpk");
+  const PackedScene scene = PackedScene::load(dir.path() / "far.tpk");
+  std::vector<uint32_t> words, bases;
+  ASSERT_FALSE(short_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES), words, bases));  // in the file's order
+  const SceneUploads uploads(scene, KdNodeLayout{}, SceneMemory::compact);
+  ASSERT_TRUE(uploads.constants.flags & TS_SCENE_SHORT_TRIANGLES);
+  EXPECT_GT(uploads.windowed_words.size() / 2, size_t(scene.vertex_count()));  // copies
+  SceneView compact = scene.host_view(SceneMemory::compact);
+  scene_view_set_constants(&compact, &uploads.constants);
+  auto buffer = [&](const char* name) {
+    for (const auto& u : uploads.geometry)
+      if (u.name == name) return u.bytes.data();
+    return static_cast<const uint8_t*>(nullptr);
+  };
+  compact.triangles = reinterpret_cast<const uint32_t*>(buffer("triangles"));
+  compact.triangle_bases = reinterpret_cast<const uint32_t*>(buffer("triangle_bases"));
+  compact.quantized_vertices = reinterpret_cast<const uint32_t*>(buffer("quantized_vertices"));
+  compact.texcoords_q = reinterpret_cast<const uint16_t*>(buffer("texcoords_quantized"));
+  compact.normal_indices = reinterpret_cast<const uint16_t*>(buffer("normal_indices"));
+  const SceneView fast = scene.host_view(SceneMemory::fast);
+  for (uint32_t t = 0; t < scene.triangle_count(); ++t) {
+    float3 a[3], b[3];
+    scene_triangle_vertices(&fast, t, &a[0], &a[1], &a[2]);
+    scene_triangle_vertices(&compact, t, &b[0], &b[1], &b[2]);
+    const uint4 fi = scene_triangle_indices(&fast, t), ci = scene_triangle_indices(&compact, t);
+    for (int c = 0; c < 3; ++c) {
+      ASSERT_TRUE(a[c].x == b[c].x && a[c].y == b[c].y && a[c].z == b[c].z) << "triangle " << t << " corner " << c;
+      const uint32_t fv = c == 0 ? fi.x : c == 1 ? fi.y : fi.z, cv = c == 0 ? ci.x : c == 1 ? ci.y : ci.z;
+      const float2 fu = scene_vertex_texcoord(&fast, fv, 1.0f), cu = scene_vertex_texcoord(&compact, cv, 1.0f);
+      ASSERT_TRUE(fu.x == cu.x && fu.y == cu.y) << "triangle " << t << " corner " << c;
+      const float3 fn = scene_vertex_normal(&fast, fv), cn = scene_vertex_normal(&compact, cv);
+      ASSERT_TRUE(fn.x == cn.x && fn.y == cn.y && fn.z == cn.z) << "triangle " << t << " corner " << c;
+    }
+  }
+}
+
 TEST(SceneMemoryChoice, AutoPicksByTheBudgetAndRefusesWithTheBytes) {
   TempDir dir("scene_memory_choice");
   testing::pack_for_test(testing::scene_path("stanford_bunny/bunny.obj"), std::nullopt, dir / "bunny.tpk");

@@ -46,15 +46,15 @@ bool based_triangle_indices(std::span<const uint32_t> indices, std::vector<uint3
   return true;
 }
 
-// Beyond 2^21 vertices the compact profile lays its vertices out anew for based triangles: in the
-// order the triangles first use them, a vertex copied again where its last copy lies 2^20 or more
-// behind the newest, so every block of triangles spans fewer than 2^21 vertices. (Vertices that
-// triangles far apart in the file share, e.g. across material groups, take a few more bytes.)
+// The compact profile lays its vertices out anew for based triangles where the file's order spans
+// too many in a block: in the order the triangles first use them, a vertex copied again where its
+// last copy lies `window` or more behind the newest, so every block of TS_TRIANGLE_BLOCK triangles
+// spans fewer than window + 3 x TS_TRIANGLE_BLOCK vertices. (Vertices that triangles far apart in
+// the file share, e.g. across material groups, take a few more bytes.)
 void window_vertices(std::span<const uint32_t> triangles, std::span<const uint32_t> words,
-                     std::span<const uint16_t> texcoords, std::span<const uint16_t> normal_indices,
+                     std::span<const uint16_t> texcoords, std::span<const uint16_t> normal_indices, uint32_t window,
                      std::vector<uint32_t>& new_triangles, std::vector<uint32_t>& new_words,
                      std::vector<uint16_t>& new_texcoords, std::vector<uint16_t>& new_normal_indices) {
-  constexpr uint32_t kWindow = TS_PACKED_TRIANGLE_MAX_VERTICES / 2;
   constexpr uint32_t kNone = 0xFFFFFFFFu;
   std::vector<uint32_t> latest(words.size() / 2, kNone);
   new_triangles.resize(triangles.size());
@@ -63,7 +63,7 @@ void window_vertices(std::span<const uint32_t> triangles, std::span<const uint32
   new_normal_indices.clear();
   for (size_t i = 0; i < triangles.size(); ++i) {
     const uint32_t v = triangles[i], count = uint32_t(new_words.size() / 2);
-    if (latest[v] == kNone || count - latest[v] >= kWindow) {
+    if (latest[v] == kNone || count - latest[v] >= window) {
       latest[v] = count;
       new_words.insert(new_words.end(), {words[2 * v], words[2 * v + 1]});
       if (!texcoords.empty()) new_texcoords.insert(new_texcoords.end(), {texcoords[2 * v], texcoords[2 * v + 1]});
@@ -103,31 +103,48 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
   kd_nodes = device_kd_nodes(scene.kd_file_nodes(memory), scene.kd_nodes(memory), kd_layout);
   constants = scene_constants(view);
   if (kd_layout.blocked) constants.flags &= ~TS_SCENE_NARROW_LEAF_LISTS;  // built from the .tpk's 32-bit lists
-  // 8 bytes a triangle where the scene has few enough vertices, else 12 as in the .tpk
-  // (the compact profile's larger scenes: 8 with a base vertex a block of triangles, where that holds them)
-  // The compact profile: 6 bytes where every block of triangles spans fewer than 2^16 vertices.
-  const bool short_triangles =
-      cell_vertices && short_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES), packed_triangles, triangle_bases);
-  const bool small = !short_triangles && scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
-  if (small) packed_triangles = packed_triangle_indices(scene.section_as<uint32_t>(tpk::TRIANGLES));
+  // Triangles: 8 bytes where the scene has few enough vertices, else 12 as in the .tpk. The compact
+  // profile: 6 where every block of triangles spans fewer than 2^16 vertices, in the file's order or
+  // with its vertices laid out anew (window_vertices: a copy where a vertex was last used too far
+  // back) where that takes fewer bytes; else 8 with a base vertex a block, vertices laid out anew
+  // (larger scenes).
+  const std::span<const uint32_t> file_triangles = scene.section_as<uint32_t>(tpk::TRIANGLES);
   std::span<const uint8_t> vertex_words = as_bytes(scene.compact_vertices());
   std::span<const uint8_t> texcoords_q = scene.section(tpk::TEXCOORDS_QUANTIZED);
   // the compact profile's normal index lies in its vertex words only with wide cells
   const bool wide = cell_vertices && scene.compact_cells_wide();
   std::span<const uint8_t> normal_indices = wide ? std::span<const uint8_t>() : as_bytes(scene.normal_indices());
-  bool based = false;
+  const bool fits_packed = scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
+  bool short_triangles = cell_vertices && short_triangle_indices(file_triangles, packed_triangles, triangle_bases);
+  bool based = false, windowed = false;
+  auto lay_out_anew = [&](uint32_t window, std::vector<uint32_t>& triangles) {
+    window_vertices(file_triangles, scene.compact_vertices(), scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED),
+                    wide ? std::span<const uint16_t>() : std::span<const uint16_t>(scene.normal_indices()), window,
+                    triangles, windowed_words, windowed_texcoords, windowed_normal_indices);
+  };
+  if (cell_vertices && !short_triangles) {
+    std::vector<uint32_t> triangles;
+    lay_out_anew(TS_SHORT_TRIANGLE_MAX_SPAN / 2, triangles);  // a block then spans < 2^15 + 3 x 64 vertices
+    const uint64_t copies = windowed_words.size() / 2 - scene.vertex_count();
+    const uint64_t copy_bytes = 8 + (texcoords_q.empty() ? 0 : 4) + (normal_indices.empty() ? 0 : 2);
+    // against 8-byte triangles with the file's vertices: 2 bytes a triangle less, copy_bytes a copy more
+    if ((!fits_packed || copies * copy_bytes < 2 * uint64_t(scene.triangle_count())) &&
+        short_triangle_indices(triangles, packed_triangles, triangle_bases))
+      short_triangles = windowed = true;
+    else
+      windowed_words.clear(), windowed_texcoords.clear(), windowed_normal_indices.clear();
+  }
+  const bool small = !short_triangles && fits_packed;
+  if (small) packed_triangles = packed_triangle_indices(file_triangles);
   if (!small && !short_triangles && cell_vertices) {
     std::vector<uint32_t> triangles;
-    window_vertices(scene.section_as<uint32_t>(tpk::TRIANGLES), scene.compact_vertices(),
-                    scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED),
-                    wide ? std::span<const uint16_t>() : std::span<const uint16_t>(scene.normal_indices()), triangles,
-                    windowed_words, windowed_texcoords, windowed_normal_indices);
-    based = based_triangle_indices(triangles, packed_triangles, triangle_bases);
-    if (based) {
-      vertex_words = as_bytes(windowed_words);
-      if (!texcoords_q.empty()) texcoords_q = as_bytes(windowed_texcoords);
-      if (!normal_indices.empty()) normal_indices = as_bytes(windowed_normal_indices);
-    }
+    lay_out_anew(TS_PACKED_TRIANGLE_MAX_VERTICES / 2, triangles);
+    windowed = based = based_triangle_indices(triangles, packed_triangles, triangle_bases);
+  }
+  if (windowed) {
+    vertex_words = as_bytes(windowed_words);
+    if (!texcoords_q.empty()) texcoords_q = as_bytes(windowed_texcoords);
+    if (!normal_indices.empty()) normal_indices = as_bytes(windowed_normal_indices);
   }
   const bool pack = small || based || short_triangles;
   if (small || based) constants.flags |= TS_SCENE_PACKED_TRIANGLES;
