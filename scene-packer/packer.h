@@ -18,9 +18,9 @@ namespace tessera::pack {
 // The compact profile's tree (docs/scene-memory.md): built with small leaves and much empty space
 // cut off (SAH traversal cost 2.0, empty-space bonus 0.2), then pruned to 15 bytes a triangle in the
 // device's compact layout (scene-packer/kdtree_prune.h), where rays rarely go first. Crytek Sponza:
-// mesh + kd-tree 29.7 bytes a triangle in that profile. On the lent H200 this traced more rays than
-// any tree built whole at the same bytes, or pruned from other builds (2.25 / 0.1, 2.0 / 0.1, 1.75 /
-// 0.2, 2.0 / 0.3; docs/scene-memory.md).
+// mesh + kd-tree 29.7 bytes a triangle in that profile, 0.90 / 0.87 / 0.92x the fast profile's
+// primary / shadow / diffuse rays on the lent H200; of the builds tried it gave the most shadow rays,
+// the profile's weakest kind (docs/scene-memory.md).
 inline constexpr double kDefaultCompactTraversalCost = 2.0;
 inline constexpr double kDefaultCompactEmptyBonus = 0.2;
 inline constexpr double kDefaultCompactTreeBudget = 15.0;
