@@ -129,7 +129,7 @@ TS_FN int kd_test_triangle(const SceneView* scene, const TriangleRay* ray, uint 
 #ifdef TS_KD_CPU
 /* Tests refs[0, n), 1 <= n <= TS_SIMD_LANES, at once; the closest hit wins and, among equal t, the
  * lowest triangle index: exactly what testing them one by one with kd_test_triangle gives. */
-/* Tests triangles [start, start + n) of the list at refs (first: kd_list_triangle's), 1 <= n <= TS_SIMD_LANES. */
+/* Tests triangles [start, start + n) of the list at refs (word0, first: kd_list_triangle's), 1 <= n <= TS_SIMD_LANES. */
 TS_FN int kd_test_triangles_simd(const SceneView* scene, const TriangleRay* ray, TS_GLOBAL const uint* refs, uint word0,
                                  uint first, uint start, uint n, float tmin, float* best, Hit* hit) {
   TriangleBatch batch;
