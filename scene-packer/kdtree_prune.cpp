@@ -1,7 +1,10 @@
 #include "scene-packer/kdtree_prune.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -148,8 +151,7 @@ class Pruner {
 
   void push(uint32_t n) {
     double ratio;
-    std::vector<uint32_t> scratch;
-    if (candidate(n, &ratio, &scratch)) queue_.push({ratio, n});
+    if (candidate(n, &ratio, &scratch_)) queue_.push({ratio, n});
   }
 
   Tree& tree_;
@@ -157,17 +159,12 @@ class Pruner {
   std::vector<uint32_t> parent_;
   std::vector<double> probability_;
   uint64_t bytes_ = 0;
+  std::vector<uint32_t> scratch_;  // a merged list push() computes and drops
   // lowest ratio first; among equal ratios the lowest node (deterministic)
   std::priority_queue<std::pair<double, uint32_t>, std::vector<std::pair<double, uint32_t>>, std::greater<>> queue_;
 };
 
 }  // namespace
-
-uint64_t compact_layout_bytes(const Tree& tree) {
-  uint64_t bytes = 0;
-  for (uint32_t n : reachable(tree)) bytes += node_bytes(tree, tree.nodes[n]);
-  return bytes;
-}
 
 size_t prune_to_budget(Tree& tree, const Mesh& mesh, const PruneOptions& options) {
   if (options.bytes_per_triangle <= 0.0 || tree.nodes.empty()) return 0;

@@ -27,7 +27,4 @@ struct PruneOptions {
 // traversal finds the same hits. Deterministic: the same tree gives the same result.
 size_t prune_to_budget(Tree& tree, const Mesh& mesh, const PruneOptions& options);
 
-// The tree's bytes in the compact device layout, as the pruning counts them.
-uint64_t compact_layout_bytes(const Tree& tree);
-
 }  // namespace tessera::pack::kd

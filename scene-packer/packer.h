@@ -18,7 +18,7 @@ namespace tessera::pack {
 // The compact profile's tree (docs/scene-memory.md): built with small leaves and much empty space
 // cut off (SAH traversal cost 2.0, empty-space bonus 0.2), then pruned to 15 bytes a triangle in the
 // device's compact layout (scene-packer/kdtree_prune.h), where rays rarely go first. Crytek Sponza:
-// mesh + kd-tree 29.7 bytes a triangle in that profile, 0.90 / 0.87 / 0.92x the fast profile's
+// mesh + kd-tree 29.7 bytes a triangle in that profile, 0.90 / 0.85-0.88 / 0.91-0.92x the fast profile's
 // primary / shadow / diffuse rays on the lent H200; of the builds tried it gave the most shadow rays,
 // the profile's weakest kind (docs/scene-memory.md).
 inline constexpr double kDefaultCompactTraversalCost = 2.0;
@@ -44,8 +44,8 @@ struct PackOptions {
   double compact_traversal_cost = kDefaultCompactTraversalCost;
   double compact_empty_bonus = kDefaultCompactEmptyBonus;
   double compact_tree_budget = kDefaultCompactTreeBudget;
-  // Also build the standard, Choi and Seo trees at both costs for the paper's tables (Seo et al.
-  // 2022, Tables 5 and 6): PackReport::paper_tables.
+  // Also build the standard, Choi and Seo trees at kPaperTablesTraversalCost for the paper's tables
+  // (Seo et al. 2022, Tables 5 and 6): PackReport::paper_tables.
   bool paper_tables = false;
   std::array<uint32_t, 3> replicate{1, 1, 1};
   // Objects and instances (docs/instances.md): with instances a glTF's meshes become objects and its

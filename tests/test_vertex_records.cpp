@@ -133,7 +133,7 @@ TEST(ShortTriangles, IndicesRoundTripAndABlockTooWideIsRefused) {
   EXPECT_EQ(words.size(), triangles + (triangles + 1) / 2);  // 6 bytes a triangle, padded to a word
   EXPECT_EQ(bases.size(), 4u);
   SceneView view{};
-  view.flags = TS_SCENE_SHORT_TRIANGLES | TS_SCENE_TRIANGLE_BASES;
+  view.flags = TS_SCENE_SHORT_TRIANGLES;
   view.triangle_count = triangles;
   view.triangles = words.data();
   view.triangle_bases = bases.data();

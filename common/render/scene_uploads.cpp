@@ -25,28 +25,7 @@ std::vector<uint32_t> packed_triangle_indices(std::span<const uint32_t> indices)
   return out;
 }
 
-// The compact profile's 8-byte triangles beyond 2^21 vertices: offsets from each block's lowest
-// vertex index (TS_SCENE_TRIANGLE_BASES); false (nothing written) where a block spans too many.
-bool based_triangle_indices(std::span<const uint32_t> indices, std::vector<uint32_t>& words, std::vector<uint32_t>& bases) {
-  const size_t triangles = indices.size() / 3;
-  std::vector<uint32_t> out(2 * triangles), base_of((triangles + TS_TRIANGLE_BLOCK - 1) / TS_TRIANGLE_BLOCK);
-  for (size_t b = 0; b < base_of.size(); ++b) {
-    const size_t first = b * TS_TRIANGLE_BLOCK, end = std::min(triangles, first + TS_TRIANGLE_BLOCK);
-    const auto [lo, hi] = std::minmax_element(indices.begin() + 3 * first, indices.begin() + 3 * end);
-    if (*hi - *lo >= TS_PACKED_TRIANGLE_MAX_VERTICES) return false;
-    base_of[b] = *lo;
-    for (size_t t = first; t < end; ++t) {
-      const uint2 w = scene_pack_triangle(indices[3 * t] - *lo, indices[3 * t + 1] - *lo, indices[3 * t + 2] - *lo);
-      out[2 * t] = w.x;
-      out[2 * t + 1] = w.y;
-    }
-  }
-  words = std::move(out);
-  bases = std::move(base_of);
-  return true;
-}
-
-// The compact profile lays its vertices out anew for based triangles where the file's order spans
+// The compact profile lays its vertices out anew for 6-byte triangles where the file's order spans
 // too many in a block: in the order the triangles first use them, a vertex copied again where its
 // last copy lies `window` or more behind the newest, so every block of TS_TRIANGLE_BLOCK triangles
 // spans fewer than window + 3 x TS_TRIANGLE_BLOCK vertices. (Vertices that triangles far apart in
@@ -106,8 +85,7 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
   // Triangles: 8 bytes where the scene has few enough vertices, else 12 as in the .tpk. The compact
   // profile: 6 where every block of triangles spans fewer than 2^16 vertices, in the file's order or
   // with its vertices laid out anew (window_vertices: a copy where a vertex was last used too far
-  // back) where that takes fewer bytes; else 8 with a base vertex a block, vertices laid out anew
-  // (larger scenes).
+  // back), where that takes fewer bytes than 8-byte triangles or these cannot index the vertices.
   const std::span<const uint32_t> file_triangles = scene.section_as<uint32_t>(tpk::TRIANGLES);
   std::span<const uint8_t> vertex_words = as_bytes(scene.compact_vertices());
   std::span<const uint8_t> texcoords_q = scene.section(tpk::TEXCOORDS_QUANTIZED);
@@ -116,40 +94,33 @@ SceneUploads::SceneUploads(const PackedScene& scene, const KdNodeLayout& kd_layo
   std::span<const uint8_t> normal_indices = wide ? std::span<const uint8_t>() : as_bytes(scene.normal_indices());
   const bool fits_packed = scene.vertex_count() <= TS_PACKED_TRIANGLE_MAX_VERTICES;
   bool short_triangles = cell_vertices && short_triangle_indices(file_triangles, packed_triangles, triangle_bases);
-  bool based = false, windowed = false;
-  auto lay_out_anew = [&](uint32_t window, std::vector<uint32_t>& triangles) {
-    window_vertices(file_triangles, scene.compact_vertices(), scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED),
-                    wide ? std::span<const uint16_t>() : std::span<const uint16_t>(scene.normal_indices()), window,
-                    triangles, windowed_words, windowed_texcoords, windowed_normal_indices);
-  };
+  bool windowed = false;
   if (cell_vertices && !short_triangles) {
     std::vector<uint32_t> triangles;
-    lay_out_anew(TS_SHORT_TRIANGLE_MAX_SPAN / 2, triangles);  // a block then spans < 2^15 + 3 x 64 vertices
+    // a block then spans fewer than 2^15 + 3 x 64 vertices, so short_triangle_indices holds it
+    window_vertices(file_triangles, scene.compact_vertices(), scene.section_as<uint16_t>(tpk::TEXCOORDS_QUANTIZED),
+                    wide ? std::span<const uint16_t>() : std::span<const uint16_t>(scene.normal_indices()),
+                    TS_SHORT_TRIANGLE_MAX_SPAN / 2, triangles, windowed_words, windowed_texcoords, windowed_normal_indices);
     const uint64_t copies = windowed_words.size() / 2 - scene.vertex_count();
     const uint64_t copy_bytes = 8 + (texcoords_q.empty() ? 0 : 4) + (normal_indices.empty() ? 0 : 2);
     // against 8-byte triangles with the file's vertices: 2 bytes a triangle less, copy_bytes a copy more
     if ((!fits_packed || copies * copy_bytes < 2 * uint64_t(scene.triangle_count())) &&
-        short_triangle_indices(triangles, packed_triangles, triangle_bases))
+        short_triangle_indices(triangles, packed_triangles, triangle_bases)) {
       short_triangles = windowed = true;
-    else
+      vertex_words = as_bytes(windowed_words);
+      if (!texcoords_q.empty()) texcoords_q = as_bytes(windowed_texcoords);
+      if (!normal_indices.empty()) normal_indices = as_bytes(windowed_normal_indices);
+    } else {
       windowed_words.clear(), windowed_texcoords.clear(), windowed_normal_indices.clear();
+    }
   }
   const bool small = !short_triangles && fits_packed;
-  if (small) packed_triangles = packed_triangle_indices(file_triangles);
-  if (!small && !short_triangles && cell_vertices) {
-    std::vector<uint32_t> triangles;
-    lay_out_anew(TS_PACKED_TRIANGLE_MAX_VERTICES / 2, triangles);
-    windowed = based = based_triangle_indices(triangles, packed_triangles, triangle_bases);
+  if (small) {
+    packed_triangles = packed_triangle_indices(file_triangles);
+    constants.flags |= TS_SCENE_PACKED_TRIANGLES;
   }
-  if (windowed) {
-    vertex_words = as_bytes(windowed_words);
-    if (!texcoords_q.empty()) texcoords_q = as_bytes(windowed_texcoords);
-    if (!normal_indices.empty()) normal_indices = as_bytes(windowed_normal_indices);
-  }
-  const bool pack = small || based || short_triangles;
-  if (small || based) constants.flags |= TS_SCENE_PACKED_TRIANGLES;
-  if (based || short_triangles) constants.flags |= TS_SCENE_TRIANGLE_BASES;
   if (short_triangles) constants.flags |= TS_SCENE_SHORT_TRIANGLES;
+  const bool pack = small || short_triangles;
   const std::vector<uint16_t>& table = scene.normal_table();
   const std::span<const uint8_t> none;
   // Scene buffers in TS_SCENE_PARAMS order; absent sections become empty placeholders.

@@ -31,8 +31,8 @@ class SceneUploads {
   std::vector<SceneUpload> all() const;  // geometry, then shade
 
   std::vector<uint32_t> kd_nodes, packed_triangles, triangle_bases;
-  // The compact profile's vertices laid out anew for based triangles (TS_SCENE_TRIANGLE_BASES) where
-  // the file's order spans too many vertices in a block of triangles.
+  // The compact profile's vertices laid out anew for 6-byte triangles where the file's order spans
+  // too many vertices in a block of triangles.
   std::vector<uint32_t> windowed_words;
   std::vector<uint16_t> windowed_texcoords;
   std::vector<uint16_t> windowed_normal_indices;

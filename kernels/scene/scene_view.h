@@ -43,10 +43,6 @@
 #define TS_SCENE_WIDE_CELLS 128u
 #define TS_ABSOLUTE_MAX_CELL_IJ 2047u /* absolute vertices: i and j below 2^11, k below 2^12 */
 #define TS_ABSOLUTE_MAX_CELL_K 4095u
-/* Packed triangles of a compact-profile scene with more vertices than 21 bits index: each block of
- * TS_TRIANGLE_BLOCK triangles holds offsets from its own base vertex (triangle_bases, the block's
- * lowest index), where every block's vertices lie within 2^21 of it (else triangles keep 12 bytes). */
-#define TS_SCENE_TRIANGLE_BASES 256u
 /* The kd-tree's leaf lists hold 8-, 16- or 32-bit differences from their lowest triangle ("narrow
  * lists", kernels/accel/kdtree_layout.h): the compact profile's tree in the default node layout. */
 #define TS_SCENE_NARROW_LEAF_LISTS 512u
@@ -62,8 +58,8 @@
  * host (position_decoding, common/scene/vertex_records.h) and passed in the SceneView, so every
  * backend multiplies by the very same float. */
 #define TS_SCENE_LINEAR_POSITIONS 2048u
-/* The compact profile's 6-byte triangles (with TS_SCENE_TRIANGLE_BASES): each block of
- * TS_TRIANGLE_BLOCK triangles spans fewer than 2^16 vertices from its base, so a triangle is three
+/* The compact profile's 6-byte triangles: each block of TS_TRIANGLE_BLOCK triangles spans fewer than
+ * 2^16 vertices from its base (triangle_bases, the block's lowest index), so a triangle is three
  * 16-bit offsets: the first two in one word of the triangle buffer, the third in the ushort array
  * that follows the triangle_count words (two loads, both aligned). The packer numbers vertices in
  * the order triangles first use them, and triangles along a Morton curve, so a block's vertices lie
@@ -114,7 +110,7 @@ typedef struct SceneView {
   TS_GLOBAL const uint* kd_leaf_refs;     /* triangle indices of leaves holding two or more */
   TS_GLOBAL const uint* quantized_vertices; /* 2 words per vertex (TS_SCENE_CELL_VERTICES) */
   TS_GLOBAL const uint* cells;            /* 2 words per cell (TS_SCENE_WIDE_CELLS) */
-  TS_GLOBAL const uint* triangle_bases;   /* base vertex per block of triangles (TS_SCENE_TRIANGLE_BASES) */
+  TS_GLOBAL const uint* triangle_bases;   /* base vertex per block of triangles (TS_SCENE_SHORT_TRIANGLES) */
   float anchor_x, anchor_y, anchor_z, cell_size; /* decode_quantized_position's (TS_SCENE_CELL_VERTICES) */
   float position_step;                           /* cell_size / 1023 (TS_SCENE_LINEAR_POSITIONS) */
   float bounds_min_x, bounds_min_y, bounds_min_z;
@@ -236,12 +232,6 @@ TS_FN uint4 scene_triangle_indices(const SceneView* scene, uint tri) {
     v.z = base + third;
   } else if (scene_flags(scene) & TS_SCENE_PACKED_TRIANGLES) {
     v = scene_unpack_21_21_22(ts_load_uint2(scene->triangles, tri));
-    if (scene_flags(scene) & TS_SCENE_TRIANGLE_BASES) {
-      uint base = scene->triangle_bases[tri >> TS_TRIANGLE_BLOCK_SHIFT];
-      v.x += base;
-      v.y += base;
-      v.z += base;
-    }
   } else {
     TS_GLOBAL const uint* t = scene->triangles + 3u * tri;
     v.x = t[0];
